@@ -1,0 +1,57 @@
+# crystalbench: `make demo` and `make test` work from a fresh clone.
+# Each target creates or updates .venv and installs what it needs; constraints.txt pins
+# torch to the CPU build that lies on disk (never a multi-GB CUDA download).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
+SOURCES := src tests benchmarks
+
+.PHONY: demo test lint format typecheck pytest browser clean help
+
+help:
+	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
+	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --disable-pip-version-check -q --upgrade pip
+
+$(VENV)/.installed-demo: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP_INSTALL) -e ".[embed]"
+	@touch $@
+
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP_INSTALL) -e ".[all,test]"
+	@touch $@
+
+demo: $(VENV)/.installed-demo
+	$(BIN)/crystal demo
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/mypy
+
+format: $(VENV)/.installed-test
+	$(BIN)/ruff format $(SOURCES)
+	$(BIN)/ruff check --fix $(SOURCES)
+
+# Browser tests drive Debian's chromium through Playwright; install it when missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian chromium for the browser tests"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	  else echo "chromium is missing: install Debian's chromium package for the browser tests"; fi; }
+
+pytest: $(VENV)/.installed-test browser
+	HF_HUB_OFFLINE=1 $(BIN)/pytest
+
+test: lint pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache crystal-demo

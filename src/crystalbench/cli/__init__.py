@@ -1,0 +1,1 @@
+"""The ``crystal`` command line: thin typer commands over library functions."""

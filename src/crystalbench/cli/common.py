@@ -1,0 +1,139 @@
+"""Shared pieces of the CLI: error handling, progress bars, summary tables."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from crystalbench.errors import CrystalbenchError
+
+# Piped or captured output gets a wide fixed width so tables are never truncated.
+console = Console(width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_INPUT = 2
+"""Exit code for bad input (files, names, configs)."""
+
+
+def handle_errors(func: F) -> F:
+    """Turn our own errors into a one-line message and exit code 2 (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CrystalbenchError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+            raise typer.Exit(EXIT_INPUT) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def progress_hook(enabled: bool = True) -> Iterator[Callable[[str, int, int | None], None] | None]:
+    """A ``hook(stage, advance, total)`` drawing rich progress bars, or ``None`` if disabled."""
+    if not enabled or (not sys.stderr.isatty() and not _force_progress()):
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
+    tasks: dict[str, Any] = {}
+
+    def hook(stage: str, advance: int, total: int | None) -> None:
+        if stage not in tasks:
+            label = {"encode": "encoding steps", "score": "scoring items"}.get(stage, stage)
+            tasks[stage] = progress.add_task(label, total=total, rate="")
+        task = tasks[stage]
+        if total is not None:
+            progress.update(task, total=total)
+        progress.advance(task, advance)
+        elapsed = progress.tasks[task].elapsed or 0.0
+        done = progress.tasks[task].completed
+        if elapsed > 0:
+            progress.update(task, rate=f"{done / elapsed:,.0f}/s")
+
+    with progress:
+        yield hook
+
+
+def _force_progress() -> bool:
+    import os
+
+    return os.environ.get("CRYSTALBENCH_PROGRESS") == "1"
+
+
+TABLE2_COLUMNS: Sequence[tuple[str, str, str]] = (
+    ("accuracy", "Accuracy (%)", "pct"),
+    ("match_f1", "Match F1", "f3"),
+    ("precision", "Precision", "f3"),
+    ("recall", "Recall", "f3"),
+    ("steps", "Steps", "f2"),
+    ("lis", "LIS", "f3"),
+    ("ordered_f1", "Ordered F1", "f3"),
+)
+"""The paper's Table 2 columns: key, header, format."""
+
+
+def format_value(value: float, kind: str) -> str:
+    """Format one metric for a table."""
+    if kind == "pct":
+        return f"{100 * value:.2f}"
+    if kind == "f2":
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None) -> Table:
+    """A rich table with the paper's Table 2 columns; ``rows`` are ``(name, summary)``."""
+    table = Table(title=title, show_lines=False)
+    table.add_column("Model", style="bold")
+    for _, header, _ in TABLE2_COLUMNS:
+        table.add_column(header, justify="right")
+    table.add_column("Items", justify="right")
+    table.add_column("Missing", justify="right")
+    table.add_column("Parse fail", justify="right")
+    for name, summary in rows:
+        cells = [format_value(getattr(summary, key), kind) for key, _, kind in TABLE2_COLUMNS]
+        table.add_row(
+            name, *cells, str(summary.n_items), str(summary.n_missing), str(summary.n_parse_failed)
+        )
+    return table
+
+
+def breakdown_table(summary: Any, attribute: str, title: str) -> Table:
+    """Per-source or per-difficulty table of one summary."""
+    table = Table(title=title)
+    table.add_column(attribute.replace("by_", "").capitalize(), style="bold")
+    for _, header, _ in TABLE2_COLUMNS:
+        table.add_column(header, justify="right")
+    table.add_column("Items", justify="right")
+    for key, group in getattr(summary, attribute).items():
+        cells = [format_value(getattr(group, k), kind) for k, _, kind in TABLE2_COLUMNS]
+        table.add_row(key, *cells, str(group.n_items))
+    return table

@@ -1,0 +1,163 @@
+"""``crystal score``: score saved predictions against a benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from crystalbench.cli.common import (
+    breakdown_table,
+    console,
+    handle_errors,
+    leaderboard_table,
+    progress_hook,
+)
+from crystalbench.defaults import ALPHA, ENCODER, ORDER_METRIC, TAU
+
+# Options default to None ("not given") so that a --config file can supply values and
+# explicit flags still win; the real defaults live in ScoreConfig / defaults.py.
+
+
+@handle_errors
+def score(
+    benchmark: Annotated[
+        str,
+        typer.Option(
+            "--benchmark",
+            "-b",
+            help="sample, waybarrios/CRYSTAL, a save_to_disk folder, a .parquet or .jsonl file",
+        ),
+    ],
+    predictions: Annotated[
+        Path,
+        typer.Option(
+            "--predictions", "-p", help="JSONL, a JSON object keyed by id, or a folder of <id>.json"
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for examples.jsonl and summary.json")
+    ],
+    encoder: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Sentence encoder: hub name, folder, minilm-offline or hash [default: {ENCODER}]"
+        ),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option("--threshold", "--tau", help=f"Cosine threshold tau [default: {TAU}]"),
+    ] = None,
+    alpha: Annotated[
+        float | None, typer.Option(help=f"Order weight of Ordered Match F1 [default: {ALPHA}]")
+    ] = None,
+    order: Annotated[
+        str | None,
+        typer.Option("--order", help=f"Order score: lis or kendall [default: {ORDER_METRIC}]"),
+    ] = None,
+    compat: Annotated[
+        str | None,
+        typer.Option(help="none or crystal-metrics-0.2 (strict >, its tie order) [default: none]"),
+    ] = None,
+    answer_rules: Annotated[
+        str | None,
+        typer.Option(help="paper or crystal-metrics-0.2 answer heuristics [default: paper]"),
+    ] = None,
+    sources: Annotated[str | None, typer.Option(help="Comma-separated sources to score")] = None,
+    judge_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible base URL of a free-form answer judge")
+    ] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Judge model name")] = None,
+    lenient: Annotated[
+        bool | None,
+        typer.Option(
+            "--lenient/--strict",
+            help="Skip and count bad records and unknown ids instead of failing [default: strict]",
+        ),
+    ] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Embedding cache folder [default: $CRYSTALBENCH_CACHE_DIR, ~/.cache/crystalbench]"
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read or write the embedding cache")
+    ] = False,
+    device: Annotated[
+        str | None, typer.Option(help="Encoder device (cuda, cpu, mps) [default: auto]")
+    ] = None,
+    config_file: Annotated[
+        Path | None,
+        typer.Option("--config", help="YAML file with ScoreConfig fields; flags override it"),
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Show progress bars")] = True,
+) -> None:
+    """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json."""
+    from crystalbench.config import JudgeConfig, ScoreConfig, load_config
+    from crystalbench.data import load_benchmark
+    from crystalbench.errors import InputError
+    from crystalbench.predictions import load_predictions
+    from crystalbench.scoring import evaluate
+
+    base: ScoreConfig = load_config(config_file) if config_file else ScoreConfig()
+    overrides: dict[str, Any] = {
+        key: value
+        for key, value in {
+            "encoder": encoder,
+            "threshold": threshold,
+            "alpha": alpha,
+            "order_metric": order,
+            "compat": compat,
+            "answer_rules": answer_rules,
+            "lenient": lenient,
+            "cache_dir": str(cache_dir) if cache_dir else None,
+            "device": device,
+        }.items()
+        if value is not None
+    }
+    if no_cache:
+        overrides["use_cache"] = False
+    if sources:
+        overrides["sources"] = [s.strip() for s in sources.split(",") if s.strip()]
+    if judge_url or judge_model:
+        if not (judge_url and judge_model):
+            raise InputError("--judge-url and --judge-model go together", field="judge")
+        overrides["judge"] = JudgeConfig(url=judge_url, model=judge_model)
+    config = validated_config(base, overrides)
+    bench = load_benchmark(benchmark)
+    preds = load_predictions(predictions, lenient=config.lenient)
+    with progress_hook(progress) as hook:
+        run = evaluate(bench, preds, config, progress=hook, out_dir=out)
+    name = preds.model or predictions.stem
+    console.print(leaderboard_table([(name, run.summary)], title=f"CRYSTAL scores ({bench.name})"))
+    console.print(breakdown_table(run.summary, "by_source", "By source"))
+    console.print(breakdown_table(run.summary, "by_difficulty", "By difficulty"))
+    s = run.summary
+    skipped = s.n_invalid_records + s.n_unknown_ids
+    console.print(
+        f"items {s.n_items} | scored {s.n_scored} | missing {s.n_missing} | parse failed "
+        f"{s.n_parse_failed} | judge unscored {s.n_judge_unscored}"
+        + (f" | skipped records {skipped}" if skipped else "")
+    )
+    console.print(
+        f"encoder {config.encoder} ({run.encode_stats.encoded} encoded, "
+        f"{run.encode_stats.cache_hits} from cache) | wrote {out}/examples.jsonl, "
+        f"{out}/summary.json"
+    )
+
+
+def validated_config(base: Any, overrides: dict[str, Any]) -> Any:
+    """``ScoreConfig`` from a base config plus overrides; bad values raise ``InputError``."""
+    from pydantic import ValidationError
+
+    from crystalbench.config import ScoreConfig
+    from crystalbench.errors import InputError
+
+    try:
+        return ScoreConfig.model_validate({**base.model_dump(), **overrides})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise InputError(first.get("msg", "invalid value"), field=loc or None) from None

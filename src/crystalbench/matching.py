@@ -1,0 +1,297 @@
+"""Pure step-matching maths: greedy one-to-one matching, P/R/F1, LIS, Kendall, Ordered F1.
+
+Functions here take plain numbers and arrays; no I/O, no models. The contract is
+``docs/metrics.md``. Similarities are float32 (as sentence encoders produce them) and
+the threshold is compared at float32 precision.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from crystalbench.defaults import ALPHA, COMPAT_CRYSTAL_METRICS, ORDER_METRIC, TAU
+from crystalbench.types import ChainScore, StepMatch
+
+ORDER_METRICS = ("lis", "kendall")
+
+
+@dataclass(frozen=True)
+class MatchRules:
+    """How candidate pairs are accepted: the threshold test and the tie order.
+
+    Attributes:
+        tau: Similarity threshold.
+        strict: ``S > tau`` (crystal-metrics 0.2.0) instead of ``S >= tau`` (paper).
+        ties_high_first: Among equal similarities, prefer the higher prediction index, then
+            the higher reference index (crystal-metrics sorts tuples in reverse). The paper
+            mode prefers the lower indices.
+    """
+
+    tau: float = TAU
+    strict: bool = False
+    ties_high_first: bool = False
+
+    @classmethod
+    def for_compat(cls, compat: str | None, tau: float = TAU) -> MatchRules:
+        """Rules for a compatibility mode (``None``/``"none"`` = paper).
+
+        Examples:
+            >>> MatchRules.for_compat("crystal-metrics-0.2").strict
+            True
+        """
+        if compat in (None, "none"):
+            return cls(tau=tau)
+        if compat == COMPAT_CRYSTAL_METRICS:
+            return cls(tau=tau, strict=True, ties_high_first=True)
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("compat mode", str(compat), ["none", COMPAT_CRYSTAL_METRICS])
+
+
+def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Cosine similarities of two sets of L2-normalised embeddings, as float32.
+
+    Args:
+        pred: ``(m, d)`` predicted-step embeddings.
+        ref: ``(n, d)`` reference-step embeddings.
+
+    Returns:
+        ``(m, n)`` float32 matrix ``S[i, j] = pred[i] . ref[j]``.
+
+    Examples:
+        >>> cosine_matrix(np.eye(2, dtype=np.float32), np.eye(2, dtype=np.float32)).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    m = pred.shape[0] if pred.ndim == 2 else 0
+    n = ref.shape[0] if ref.ndim == 2 else 0
+    if m == 0 or n == 0:
+        return np.zeros((m, n), dtype=np.float32)
+    return (pred.astype(np.float32, copy=False) @ ref.astype(np.float32, copy=False).T).astype(
+        np.float32, copy=False
+    )
+
+
+def greedy_match(similarity: np.ndarray, rules: MatchRules | None = None) -> list[StepMatch]:
+    """Greedy one-to-one matching over pairs that pass the threshold.
+
+    Candidates are sorted by similarity, highest first; ties go to the lower prediction
+    index, then the lower reference index (or the higher ones under crystal-metrics
+    rules). Each candidate is accepted when neither of its steps is matched yet.
+
+    Args:
+        similarity: ``(m, n)`` similarity matrix.
+        rules: Threshold and tie order; paper rules by default.
+
+    Returns:
+        Accepted matches in acceptance order.
+
+    Examples:
+        >>> S = np.array([[0.9, 0.8], [0.95, 0.2]], dtype=np.float32)
+        >>> [(x.pred_index, x.ref_index) for x in greedy_match(S)]
+        [(1, 0), (0, 1)]
+    """
+    rules = rules or MatchRules()
+    sim = np.asarray(similarity, dtype=np.float32)
+    if sim.size == 0:
+        return []
+    tau32 = np.float32(rules.tau)
+    passing = sim > tau32 if rules.strict else sim >= tau32
+    rows, cols = np.nonzero(passing)
+    if rows.size == 0:
+        return []
+    values = sim[rows, cols]
+    # np.lexsort sorts by the last key first, ascending.
+    if rules.ties_high_first:
+        order = np.lexsort((-cols, -rows, -values))
+    else:
+        order = np.lexsort((cols, rows, -values))
+    used_pred: set[int] = set()
+    used_ref: set[int] = set()
+    matches: list[StepMatch] = []
+    limit = min(sim.shape)
+    for k in order:
+        i = int(rows[k])
+        j = int(cols[k])
+        if i in used_pred or j in used_ref:
+            continue
+        used_pred.add(i)
+        used_ref.add(j)
+        matches.append(StepMatch(pred_index=i, ref_index=j, cosine=float(values[k])))
+        if len(matches) == limit:
+            break
+    return matches
+
+
+def prediction_order(matches: Sequence[StepMatch]) -> list[int]:
+    """Prediction indices of the matches read in reference order (the sequence Q).
+
+    Examples:
+        >>> prediction_order([StepMatch(pred_index=2, ref_index=0, cosine=1.0),
+        ...                   StepMatch(pred_index=0, ref_index=1, cosine=1.0)])
+        [2, 0]
+    """
+    return [m.pred_index for m in sorted(matches, key=lambda m: m.ref_index)]
+
+
+def longest_increasing_subsequence(sequence: Sequence[int]) -> list[int]:
+    """Positions (into ``sequence``) of one longest strictly increasing subsequence.
+
+    Among several longest subsequences the one that ends on the smallest values is
+    returned, which makes the choice deterministic.
+
+    Examples:
+        >>> longest_increasing_subsequence([3, 0, 1, 4, 2])
+        [1, 2, 4]
+        >>> longest_increasing_subsequence([])
+        []
+    """
+    tails: list[int] = []  # tails[k]: smallest tail value of an increasing run of length k+1
+    tail_pos: list[int] = []
+    parent: list[int] = [-1] * len(sequence)
+    for pos, value in enumerate(sequence):
+        k = bisect_left(tails, value)
+        if k == len(tails):
+            tails.append(value)
+            tail_pos.append(pos)
+        else:
+            tails[k] = value
+            tail_pos[k] = pos
+        parent[pos] = tail_pos[k - 1] if k > 0 else -1
+    if not tail_pos:
+        return []
+    chain = []
+    pos = tail_pos[-1]
+    while pos != -1:
+        chain.append(pos)
+        pos = parent[pos]
+    return chain[::-1]
+
+
+def lis_ratio(sequence: Sequence[int]) -> float:
+    """Length of the longest strictly increasing subsequence over the sequence length.
+
+    Order is undefined with fewer than two elements; the ratio is then 1.0.
+
+    Examples:
+        >>> lis_ratio([0, 2, 1, 3])
+        0.75
+        >>> lis_ratio([5])
+        1.0
+    """
+    if len(sequence) < 2:
+        return 1.0
+    return len(longest_increasing_subsequence(sequence)) / len(sequence)
+
+
+def kendall_score(sequence: Sequence[int]) -> float:
+    """Kendall tau of the sequence against sorted order, normalised to [0, 1].
+
+    ``(tau + 1) / 2`` with ``tau = (concordant - discordant) / (k (k - 1) / 2)``;
+    1.0 with fewer than two elements.
+
+    Examples:
+        >>> kendall_score([0, 1, 2])
+        1.0
+        >>> kendall_score([2, 1, 0])
+        0.0
+    """
+    k = len(sequence)
+    if k < 2:
+        return 1.0
+    seq = np.asarray(sequence)
+    diff = np.sign(seq[None, :] - seq[:, None])
+    upper = np.triu(diff, k=1)
+    tau = float(upper.sum()) / (k * (k - 1) / 2)
+    return (tau + 1.0) / 2.0
+
+
+def precision_recall_f1(n_matched: int, n_pred: int, n_ref: int) -> tuple[float, float, float]:
+    """Per-item precision, recall and F1 with the contract's edge cases.
+
+    Examples:
+        >>> precision_recall_f1(2, 4, 2)
+        (0.5, 1.0, 0.6666666666666666)
+        >>> precision_recall_f1(0, 0, 0)
+        (1.0, 1.0, 1.0)
+        >>> precision_recall_f1(0, 0, 3)
+        (0.0, 0.0, 0.0)
+    """
+    if n_pred == 0 and n_ref == 0:
+        return 1.0, 1.0, 1.0
+    if n_pred == 0 or n_ref == 0:
+        return 0.0, 0.0, 0.0
+    precision = n_matched / n_pred
+    recall = n_matched / n_ref
+    if precision + recall == 0:
+        return precision, recall, 0.0
+    return precision, recall, 2 * precision * recall / (precision + recall)
+
+
+def ordered_f1(f1: float, order: float, alpha: float = ALPHA) -> float:
+    """Ordered Match F1: ``f1 * ((1 - alpha) + alpha * order)``.
+
+    Examples:
+        >>> round(ordered_f1(0.773, 0.560), 2)
+        0.67
+    """
+    return f1 * ((1.0 - alpha) + alpha * order)
+
+
+def score_chain(
+    similarity: np.ndarray,
+    *,
+    rules: MatchRules | None = None,
+    alpha: float = ALPHA,
+    order_metric: str = ORDER_METRIC,
+) -> ChainScore:
+    """All step metrics of one item from its similarity matrix.
+
+    Args:
+        similarity: ``(m, n)`` cosine matrix of predicted against reference steps.
+        rules: Matching rules (threshold, tie order).
+        alpha: Order weight of Ordered Match F1.
+        order_metric: ``"lis"`` or ``"kendall"``: which order score Ordered F1 uses.
+
+    Returns:
+        The item's :class:`~crystalbench.types.ChainScore`.
+
+    Examples:
+        >>> s = score_chain(np.eye(3, dtype=np.float32)[::-1])
+        >>> s.f1, s.lis, round(s.ordered_f1, 2)
+        (1.0, 0.3333333333333333, 0.8)
+        >>> [(m.pred_index, m.ref_index) for m in s.out_of_order]
+        [(2, 0), (1, 1)]
+    """
+    if order_metric not in ORDER_METRICS:
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("order metric", order_metric, ORDER_METRICS)
+    sim = np.asarray(similarity, dtype=np.float32)
+    if sim.ndim != 2:
+        sim = sim.reshape(0, 0)
+    n_pred, n_ref = sim.shape
+    matches = greedy_match(sim, rules)
+    precision, recall, f1 = precision_recall_f1(len(matches), n_pred, n_ref)
+    by_ref = sorted(matches, key=lambda m: m.ref_index)
+    sequence = [m.pred_index for m in by_ref]
+    keep = set(longest_increasing_subsequence(sequence)) if len(sequence) >= 2 else None
+    out_of_order = [] if keep is None else [m for k, m in enumerate(by_ref) if k not in keep]
+    lis = lis_ratio(sequence)
+    kendall = kendall_score(sequence)
+    order = lis if order_metric == "lis" else kendall
+    return ChainScore(
+        n_pred=n_pred,
+        n_ref=n_ref,
+        matches=matches,
+        out_of_order=out_of_order,
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        lis=lis,
+        kendall=kendall,
+        ordered_f1=ordered_f1(f1, order, alpha),
+    )

@@ -1,0 +1,472 @@
+"""Scoring a prediction set against a benchmark: parse -> encode -> match -> score -> aggregate.
+
+Scoring never calls the model that produced the predictions. Each distinct step string
+is encoded once per encoder (ever, thanks to the on-disk cache), in large
+length-sorted batches; items are processed in chunks so memory stays bounded on huge
+runs. Every item gets an :class:`~crystalbench.types.ItemResult` (with its matched
+pairs) before anything is averaged.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crystalbench._version import __version__
+from crystalbench.answers import score_answers
+from crystalbench.config import ScoreConfig
+from crystalbench.data.loading import Benchmark
+from crystalbench.defaults import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
+from crystalbench.difficulty import assign_difficulty
+from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder, load_encoder
+from crystalbench.encoders.cache import EncodeStats
+from crystalbench.errors import InputError
+from crystalbench.io import AtomicJsonlWriter, atomic_write_json
+from crystalbench.matching import MatchRules, cosine_matrix, score_chain
+from crystalbench.parsing import parse_prediction
+from crystalbench.predictions import PredictionSet
+from crystalbench.types import (
+    DIFFICULTIES,
+    PARSE_FAILED_STATUSES,
+    AnswerVerdict,
+    BenchmarkItem,
+    ItemResult,
+    MetricSummary,
+    ParsedResponse,
+    Prediction,
+    RunSummary,
+)
+
+MAX_PROBLEMS_KEPT = 100
+
+ProgressHook = Callable[[str, int, int | None], None]
+"""``hook(stage, advance, total)``: stage is ``"encode"`` or ``"score"``."""
+
+
+@dataclass
+class RunResult:
+    """What :func:`evaluate` returns: per-item results, the summary and encoder counters."""
+
+    items: list[ItemResult]
+    summary: RunSummary
+    encode_stats: EncodeStats = field(default_factory=EncodeStats)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write ``examples.jsonl`` and ``summary.json`` into ``out_dir`` (atomically)."""
+        out = Path(out_dir)
+        with AtomicJsonlWriter(out / "examples.jsonl") as writer:
+            for item in self.items:
+                writer.write(item)
+        atomic_write_json(out / "summary.json", self.summary.model_dump(mode="json"))
+        return out
+
+
+class Aggregator:
+    """Accumulates the per-item numbers needed for macro-averages, overall and per group."""
+
+    _COLUMNS = ("f1", "precision", "recall", "n_pred", "lis", "kendall", "ordered_f1")
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[float]] = {c: [] for c in self._COLUMNS}
+        self.correct: list[bool] = []
+        self.missing: list[bool] = []
+        self.parse_failed: list[bool] = []
+        self.unscored: list[bool] = []
+        self.source: list[str] = []
+        self.difficulty: list[str] = []
+
+    def add(self, result: ItemResult) -> None:
+        """Record one item's numbers."""
+        self.values["f1"].append(result.f1)
+        self.values["precision"].append(result.precision)
+        self.values["recall"].append(result.recall)
+        self.values["n_pred"].append(result.n_pred)
+        self.values["lis"].append(result.lis)
+        self.values["kendall"].append(result.kendall)
+        self.values["ordered_f1"].append(result.ordered_f1)
+        self.correct.append(result.answer_correct is True)
+        self.missing.append(result.missing)
+        self.parse_failed.append(result.parse_status in PARSE_FAILED_STATUSES)
+        self.unscored.append(result.answer_correct is None and not result.missing)
+        self.source.append(result.source)
+        self.difficulty.append(result.difficulty)
+
+    def _summary(self, mask: np.ndarray) -> MetricSummary:
+        n = int(mask.sum())
+
+        def mean(column: str) -> float:
+            if n == 0:
+                return 0.0
+            return float(np.asarray(self.values[column], dtype=np.float64)[mask].mean())
+
+        missing = np.asarray(self.missing, dtype=bool)[mask]
+        failed = np.asarray(self.parse_failed, dtype=bool)[mask]
+        return MetricSummary(
+            n_items=n,
+            n_scored=int((~missing & ~failed).sum()),
+            n_missing=int(missing.sum()),
+            n_parse_failed=int(failed.sum()),
+            n_judge_unscored=int(np.asarray(self.unscored, dtype=bool)[mask].sum()),
+            accuracy=float(np.asarray(self.correct, dtype=bool)[mask].mean()) if n else 0.0,
+            match_f1=mean("f1"),
+            precision=mean("precision"),
+            recall=mean("recall"),
+            steps=mean("n_pred"),
+            lis=mean("lis"),
+            kendall=mean("kendall"),
+            ordered_f1=mean("ordered_f1"),
+        )
+
+    def summary(
+        self,
+        config: dict[str, Any],
+        *,
+        problems: Sequence[str] = (),
+        n_unknown_ids: int = 0,
+        n_invalid_records: int = 0,
+    ) -> RunSummary:
+        """The run summary: overall, by source (sorted) and by difficulty (easy -> hard)."""
+        everything = np.ones(len(self.source), dtype=bool)
+        overall = self._summary(everything)
+        sources = np.asarray(self.source)
+        tiers = np.asarray(self.difficulty)
+        by_source = {s: self._summary(sources == s) for s in sorted(set(self.source))}
+        by_difficulty = {
+            d: self._summary(tiers == d) for d in DIFFICULTIES if d in set(self.difficulty)
+        }
+        return RunSummary(
+            **overall.model_dump(),
+            by_source=by_source,
+            by_difficulty=by_difficulty,
+            n_unknown_ids=n_unknown_ids,
+            n_invalid_records=n_invalid_records,
+            problems=list(problems)[:MAX_PROBLEMS_KEPT],
+            config=config,
+        )
+
+
+def _non_blank(steps: Sequence[str]) -> tuple[list[str], int]:
+    kept = [s for s in steps if s.strip()]
+    return kept, len(steps) - len(kept)
+
+
+class Scorer:
+    """Scores predictions against a benchmark with one configuration.
+
+    Configure once, then call :meth:`iter_results` / :func:`evaluate` with data.
+
+    Args:
+        config: Scoring configuration (paper defaults).
+        encoder: The sentence encoder; built from ``config.encoder`` when ``None``.
+        judge: Judge for free-form answers; built from ``config.judge`` when ``None``.
+        store: Embedding cache; the default store when ``config.use_cache``.
+        progress: Optional progress hook.
+    """
+
+    def __init__(
+        self,
+        config: ScoreConfig | None = None,
+        *,
+        encoder: Encoder | None = None,
+        judge: Any = None,
+        store: EmbeddingStore | None = None,
+        progress: ProgressHook | None = None,
+    ) -> None:
+        self.config = config or ScoreConfig()
+        self.encoder = encoder or load_encoder(self.config.encoder, device=self.config.device)
+        if store is None and self.config.use_cache:
+            store = EmbeddingStore.default(self.config.cache_dir)
+        self.store = store
+        self.progress = progress
+        self.front = CachingEncoder(
+            self.encoder,
+            store,
+            progress=(lambda n: progress("encode", n, None)) if progress else None,
+        )
+        if judge is None and self.config.judge is not None:
+            from crystalbench.judges import OpenAIJudge
+
+            judge = OpenAIJudge.from_config(self.config.judge, cache_dir=self.config.cache_dir)
+        self.judge = judge
+        self.rules = MatchRules.for_compat(self.config.compat, tau=self.config.threshold)
+        self.timings: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def _tick(self, name: str, started: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - started
+
+    def config_record(
+        self, benchmark: Benchmark, predictions: PredictionSet | None
+    ) -> dict[str, Any]:
+        """The provenance block written into ``summary.json``."""
+        record = self.config.record()
+        record.update(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "package_version": __version__,
+                "encoder_identity": self.encoder.identity,
+                "benchmark": benchmark.name,
+                "benchmark_fingerprint": benchmark.fingerprint,
+                "benchmark_items": len(benchmark),
+                "predictions": predictions.source if predictions is not None else None,
+                "model": predictions.model if predictions is not None else None,
+                "judge": _judge_record(self.judge),
+                "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            }
+        )
+        return record
+
+    def _verdicts(
+        self, work: Sequence[tuple[BenchmarkItem, ParsedResponse | None]]
+    ) -> list[AnswerVerdict]:
+        """Answer verdicts for a chunk; judge calls (if any) go out together, concurrently."""
+        compat = None if self.config.answer_rules == "paper" else self.config.answer_rules
+        answers = [parsed.answer if parsed is not None else None for _, parsed in work]
+        workers = self.config.judge.concurrency if self.config.judge is not None else 8
+        return score_answers(
+            answers,
+            [item for item, _ in work],
+            judge=self.judge,
+            compat=compat,
+            max_workers=workers,
+        )
+
+    # ------------------------------------------------------------------ scoring
+    def score_item(
+        self,
+        item: BenchmarkItem,
+        parsed: ParsedResponse | None,
+        vectors: dict[str, np.ndarray],
+        verdict: AnswerVerdict,
+        *,
+        blank_given: int = 0,
+    ) -> ItemResult:
+        """Score one item given the embeddings of all its steps.
+
+        ``blank_given`` counts blank steps a structured prediction carried (the parser
+        already dropped them) so that ``n_blank_dropped`` reports them.
+        """
+        ref_steps, ref_blank = _non_blank(item.reference_steps)
+        pred_steps, pred_blank = _non_blank(parsed.steps) if parsed is not None else ([], 0)
+        pred_blank += blank_given
+        dim = next(iter(vectors.values())).shape[0] if vectors else 0
+        pred = (
+            np.stack([vectors[s] for s in pred_steps])
+            if pred_steps
+            else np.zeros((0, dim), np.float32)
+        )
+        ref = (
+            np.stack([vectors[s] for s in ref_steps])
+            if ref_steps
+            else np.zeros((0, dim), np.float32)
+        )
+        chain = score_chain(
+            cosine_matrix(pred, ref),
+            rules=self.rules,
+            alpha=self.config.alpha,
+            order_metric=self.config.order_metric,
+        )
+        return ItemResult(
+            id=item.id,
+            source=item.source,
+            difficulty=assign_difficulty(item, self.config.difficulty),
+            missing=parsed is None,
+            parse_status="missing" if parsed is None else parsed.status,
+            n_pred=chain.n_pred,
+            n_ref=chain.n_ref,
+            n_blank_dropped=ref_blank + pred_blank,
+            matches=[(m.pred_index, m.ref_index, m.cosine) for m in chain.matches],
+            out_of_order=[(m.pred_index, m.ref_index) for m in chain.out_of_order],
+            precision=chain.precision,
+            recall=chain.recall,
+            f1=chain.f1,
+            lis=chain.lis,
+            kendall=chain.kendall,
+            ordered_f1=chain.ordered_f1,
+            answer_correct=verdict.correct,
+            answer_rule=verdict.rule,
+            answer_type=verdict.answer_type,
+            pred_answer=parsed.answer if parsed is not None else None,
+            gold_answer=item.answer,
+            pred_steps=pred_steps,
+            ref_steps=ref_steps,
+        )
+
+    def iter_results(
+        self,
+        items: Sequence[BenchmarkItem],
+        predictions: dict[str, Prediction],
+        *,
+        chunk_items: int = SCORE_CHUNK_ITEMS,
+    ) -> Iterator[ItemResult]:
+        """Yield one :class:`ItemResult` per item, in benchmark order, chunk by chunk."""
+        for start in range(0, len(items), chunk_items):
+            chunk = items[start : start + chunk_items]
+            began = time.perf_counter()
+            work: list[tuple[BenchmarkItem, ParsedResponse | None]] = []
+            blanks: list[int] = []
+            for item in chunk:
+                pred = predictions.get(item.id)
+                parsed = None
+                if pred is not None and not _is_empty_prediction(pred):
+                    parsed = parse_prediction(pred)
+                work.append((item, parsed))
+                given = pred.reasoning_steps if pred is not None else None
+                blanks.append(sum(1 for s in given if not s.strip()) if given else 0)
+            self._tick("parse", began)
+            texts: list[str] = []
+            for item, parsed in work:
+                texts.extend(s for s in item.reference_steps if s.strip())
+                if parsed is not None:
+                    texts.extend(s for s in parsed.steps if s.strip())
+            began = time.perf_counter()
+            vectors = self.front.lookup(list(dict.fromkeys(texts)))
+            self._tick("embed", began)
+            began = time.perf_counter()
+            verdicts = self._verdicts(work)
+            self._tick("answers", began)
+            began = time.perf_counter()
+            for (item, parsed), blank, verdict in zip(work, blanks, verdicts, strict=True):
+                result = self.score_item(item, parsed, vectors, verdict, blank_given=blank)
+                if self.progress:
+                    self.progress("score", 1, len(items))
+                yield result
+            self._tick("score", began)
+
+
+def _judge_record(judge: Any) -> dict[str, Any] | None:
+    """Model, URL and prompt hash of the judge, for provenance."""
+    if judge is None:
+        return None
+    identity = getattr(judge, "identity", None)
+    dump = getattr(identity, "model_dump", None)
+    if dump is not None:
+        return dict(dump(mode="json"))
+    return {"identity": str(identity)}
+
+
+def _is_empty_prediction(pred: Prediction) -> bool:
+    """A record that carries nothing at all (e.g. an inference error): treated as missing."""
+    return pred.reasoning_steps is None and pred.answer is None and pred.response is None
+
+
+def _check_ids(
+    benchmark: Benchmark, predictions: PredictionSet, lenient: bool
+) -> tuple[dict[str, Prediction], list[str]]:
+    """Split predictions into known ids and problems; unknown ids raise unless lenient."""
+    problems: list[str] = []
+    known: dict[str, Prediction] = {}
+    for pid, pred in predictions.by_id.items():
+        if benchmark.get(pid) is not None:
+            known[pid] = pred
+            continue
+        path, line = predictions.where.get(pid, (predictions.source, None))
+        error = InputError(
+            f"unknown item id {pid!r}; benchmark {benchmark.name} has ids like "
+            f"{', '.join(repr(i) for i in benchmark.ids[:3])}",
+            path=path,
+            line=line,
+            field="id",
+        )
+        if not lenient:
+            raise error
+        problems.append(str(error))
+    return known, problems
+
+
+def evaluate(
+    benchmark: Benchmark,
+    predictions: PredictionSet | Iterable[Prediction],
+    config: ScoreConfig | None = None,
+    *,
+    encoder: Encoder | None = None,
+    judge: Any = None,
+    store: EmbeddingStore | None = None,
+    progress: ProgressHook | None = None,
+    out_dir: str | Path | None = None,
+    keep_items: bool = True,
+) -> RunResult:
+    """Score ``predictions`` on ``benchmark`` exactly as the CRYSTAL contract defines.
+
+    Args:
+        benchmark: From :func:`crystalbench.data.load_benchmark`.
+        predictions: A :class:`PredictionSet` (from :func:`load_predictions`) or predictions.
+        config: Scoring configuration; paper defaults when ``None``.
+        encoder: Encoder to use instead of building ``config.encoder``.
+        judge: Free-form answer judge instead of building ``config.judge``.
+        store: Embedding cache instead of the default one.
+        progress: ``hook(stage, advance, total)`` for progress bars.
+        out_dir: When given, ``examples.jsonl`` and ``summary.json`` are written there.
+        keep_items: Keep every :class:`ItemResult` in memory (set False for huge runs
+            written to ``out_dir``: results then stream to disk).
+
+    Returns:
+        A :class:`RunResult` with one :class:`ItemResult` per benchmark item.
+
+    Raises:
+        InputError: Prediction ids unknown to the benchmark (unless ``config.lenient``).
+
+    Examples:
+        >>> from crystalbench.data import load_benchmark
+        >>> from crystalbench.config import ScoreConfig
+        >>> bench = load_benchmark("sample")
+        >>> item = bench.items[0]
+        >>> perfect = [
+        ...     Prediction(id=item.id, reasoning_steps=item.reference_steps, answer=item.answer)
+        ... ]
+        >>> run = evaluate(bench, perfect, ScoreConfig(encoder="hash", use_cache=False))
+        >>> run.items[0].f1, run.summary.n_missing == len(bench) - 1
+        (1.0, True)
+    """
+    config = config or ScoreConfig()
+    if not isinstance(predictions, PredictionSet):
+        preds = list(predictions)
+        by_id: dict[str, Prediction] = {}
+        for pred in preds:
+            if pred.id in by_id:
+                raise InputError(f"duplicate prediction id {pred.id!r}", field="id")
+            by_id[pred.id] = pred
+        predictions = PredictionSet(source="<memory>", by_id=by_id)
+    scorer = Scorer(config, encoder=encoder, judge=judge, store=store, progress=progress)
+    subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
+    known, problems = _check_ids(benchmark, predictions, config.lenient)
+    aggregator = Aggregator()
+    results: list[ItemResult] = []
+    writer = AtomicJsonlWriter(Path(out_dir) / "examples.jsonl") if out_dir is not None else None
+    began = time.perf_counter()
+    try:
+        for result in scorer.iter_results(subset.items, known):
+            aggregator.add(result)
+            if keep_items:
+                results.append(result)
+            if writer is not None:
+                writer.write(result)
+    except BaseException:
+        if writer is not None:
+            writer.__exit__(RuntimeError, None, None)
+        raise
+    record = scorer.config_record(subset, predictions)
+    summary = aggregator.summary(
+        record,
+        problems=[*predictions.problems, *problems],
+        n_unknown_ids=len(problems),
+        n_invalid_records=len(predictions.problems),
+    )
+    timings = dict(
+        scorer.timings,
+        total=time.perf_counter() - began,
+        encode_forward=scorer.front.stats.encode_seconds,
+    )
+    if writer is not None:
+        writer.__exit__(None, None, None)
+        atomic_write_json(Path(out_dir) / "summary.json", summary.model_dump(mode="json"))  # type: ignore[arg-type]
+    return RunResult(
+        items=results, summary=summary, encode_stats=scorer.front.stats, timings=timings
+    )

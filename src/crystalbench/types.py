@@ -1,0 +1,239 @@
+"""Typed, frozen records that flow through crystalbench.
+
+Data flows one way: ``BenchmarkItem`` + ``Prediction`` -> ``ParsedResponse`` ->
+``ChainScore`` + ``AnswerVerdict`` -> ``ItemResult`` -> ``RunSummary``. Every record is a
+pydantic model with ``extra="forbid"`` so a misspelt field fails loudly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crystalbench.defaults import SCHEMA_VERSION
+
+AnswerType = Literal["multiple_choice", "numeric", "yes_no", "free_form"]
+"""How an answer is judged; see :func:`crystalbench.answers.infer_answer_type`."""
+
+ANSWER_TYPES: tuple[str, ...] = ("multiple_choice", "numeric", "yes_no", "free_form")
+
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
+
+ParseStatus = Literal[
+    "structured",
+    "json",
+    "json_repaired",
+    "json_truncated",
+    "markup",
+    "sentences",
+    "answer_only",
+    "empty",
+    "unparseable",
+]
+"""Which path :func:`crystalbench.parse_response` took.
+
+- ``structured``: the prediction already held a list of steps (no text to parse);
+- ``json``: the CRYSTAL JSON schema parsed as is (fences and surrounding prose allowed);
+- ``json_repaired``: JSON parsed after repairs (trailing commas, quotes, objects as steps);
+- ``json_truncated``: the JSON was cut off; the complete steps before the cut were kept;
+- ``markup``: steps from "Step N:", numbered or bulleted lines, answer from tags or
+  "Answer:" / "Final answer" / ``\\boxed{}``;
+- ``sentences``: last resort, the text was split into sentences;
+- ``answer_only``: an answer was found but no steps;
+- ``empty``: no text, only whitespace or chat tokens, or an empty think block;
+- ``unparseable``: text was present but neither steps nor an answer could be found.
+"""
+
+PARSE_FAILED_STATUSES: frozenset[str] = frozenset({"empty", "unparseable"})
+"""Statuses counted in ``n_parse_failed``."""
+
+
+class Record(BaseModel):
+    """Base of every crystalbench record: frozen, no unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BenchmarkItem(Record):
+    """One CRYSTAL question with its reference chain."""
+
+    id: str
+    """Stable item id (the row index for the hub dataset)."""
+    source: str
+    """Source dataset in lower case: mathvision, scienceqa, realworldqa, mmvp, plotqa, ..."""
+    question: str
+    """Question text as shown to the model (options excluded when given separately)."""
+    options: list[str] = Field(default_factory=list)
+    """Answer options in order (A, B, C...); empty for open questions."""
+    answer: str
+    """Gold answer: a letter, an option's text, a number, yes/no or free text."""
+    answer_type: AnswerType | None = None
+    """Answer type from the data; ``None`` means infer it from options and gold."""
+    reference_steps: list[str]
+    """Ordered reference reasoning chain."""
+    image: str | None = None
+    """Image reference: a file path (absolute after loading) or a loader-specific key."""
+    difficulty: Difficulty | None = None
+    """Difficulty tier from the data; ``None`` means derive it (see ``difficulty.py``)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Anything else the source carried (subject, level, original id...)."""
+
+
+class Prediction(Record):
+    """One model output for one item, as read from a predictions file."""
+
+    id: str
+    """Id of the benchmark item this prediction answers."""
+    reasoning_steps: list[str] | None = None
+    """Steps when the file already holds them; ``None`` when only raw text is given."""
+    answer: str | None = None
+    """Answer when the file already holds it."""
+    response: str | None = None
+    """Raw model text, parsed with :func:`crystalbench.parse_response` when steps are absent."""
+    model: str | None = None
+    """Model name, when the file records it."""
+
+
+class ParsedResponse(Record):
+    """What :func:`crystalbench.parse_response` found in a model's text."""
+
+    steps: list[str]
+    """Predicted reasoning steps, in order, stripped, blank ones removed."""
+    answer: str | None
+    """Predicted final answer, or ``None`` when none was found."""
+    status: ParseStatus
+    """Which parsing path produced the result, or why nothing was found."""
+    raw: str
+    """The text that was parsed, unchanged."""
+    thinking: str | None = None
+    """Content of ``<think>`` blocks, kept for inspection but never scored."""
+
+    @property
+    def failed(self) -> bool:
+        """True when the output yielded neither steps nor an answer."""
+        return self.status in PARSE_FAILED_STATUSES
+
+
+class StepMatch(Record):
+    """One accepted (predicted step, reference step) pair."""
+
+    pred_index: int
+    """0-based index into the predicted steps."""
+    ref_index: int
+    """0-based index into the reference steps."""
+    cosine: float
+    """Cosine similarity of the two step embeddings."""
+
+
+class ChainScore(Record):
+    """Step metrics of one predicted chain against one reference chain."""
+
+    n_pred: int
+    """m: number of (non-blank) predicted steps."""
+    n_ref: int
+    """n: number of (non-blank) reference steps."""
+    matches: list[StepMatch]
+    """Accepted pairs in the order greedy matching accepted them."""
+    out_of_order: list[StepMatch]
+    """Matches outside the chosen longest increasing subsequence."""
+    precision: float
+    recall: float
+    f1: float
+    lis: float
+    """Longest-increasing-subsequence ratio of the matches (1.0 with fewer than 2)."""
+    kendall: float
+    """Kendall tau of the matches normalised to [0, 1] (1.0 with fewer than 2)."""
+    ordered_f1: float
+    """``f1 * ((1 - alpha) + alpha * order)``."""
+
+
+class AnswerVerdict(Record):
+    """Whether a predicted answer is correct, and which rule decided."""
+
+    correct: bool | None
+    """True / False, or ``None`` when unscored (e.g. the judge failed)."""
+    rule: str
+    """Rule that decided: ``missing``, ``mc_letter``, ``mc_text``, ``numeric``, ``symbolic``,
+    ``yes_no``, ``exact``, ``judge``, ``judge_failed``, ``no_match``..."""
+    answer_type: AnswerType
+    """Type the answer was judged as."""
+    predicted: str | None = None
+    """The normalised form the rule compared (letter, number, text)."""
+    gold: str | None = None
+    """The normalised gold the rule compared against."""
+    detail: str | None = None
+    """Optional human-readable explanation (e.g. the judge's reason)."""
+
+
+class ItemResult(Record):
+    """One line of ``examples.jsonl``: everything scored for one benchmark item."""
+
+    schema_version: str = SCHEMA_VERSION
+    id: str
+    source: str
+    difficulty: Difficulty
+    missing: bool
+    """True when the predictions held nothing for this item (it scores 0)."""
+    parse_status: ParseStatus | Literal["missing"]
+    n_pred: int
+    n_ref: int
+    n_blank_dropped: int = 0
+    """Blank predicted or reference steps dropped before embedding."""
+    matches: list[tuple[int, int, float]]
+    """Accepted pairs as ``[pred_idx, ref_idx, cosine]``, in acceptance order."""
+    out_of_order: list[tuple[int, int]]
+    """Matched pairs ``[pred_idx, ref_idx]`` outside the longest increasing subsequence."""
+    precision: float
+    recall: float
+    f1: float
+    lis: float
+    kendall: float
+    ordered_f1: float
+    answer_correct: bool | None
+    answer_rule: str
+    answer_type: AnswerType
+    pred_answer: str | None = None
+    gold_answer: str
+    pred_steps: list[str] = Field(default_factory=list)
+    """Predicted steps as scored (indices in ``matches`` point here)."""
+    ref_steps: list[str] = Field(default_factory=list)
+    """Reference steps as scored (indices in ``matches`` point here)."""
+
+
+class MetricSummary(Record):
+    """Macro-averages over a set of items."""
+
+    n_items: int
+    n_scored: int
+    """Items with a prediction that parsed into steps or an answer."""
+    n_missing: int
+    n_parse_failed: int
+    n_judge_unscored: int
+    accuracy: float
+    """Share of items with a correct answer; missing, unparseable and unscored count as wrong."""
+    match_f1: float
+    precision: float
+    recall: float
+    steps: float
+    """Mean number of predicted steps (m) per item."""
+    lis: float
+    kendall: float
+    ordered_f1: float
+
+
+class RunSummary(MetricSummary):
+    """``summary.json``: overall metrics, breakdowns and the exact configuration."""
+
+    schema_version: str = SCHEMA_VERSION
+    by_source: dict[str, MetricSummary]
+    by_difficulty: dict[str, MetricSummary]
+    n_unknown_ids: int = 0
+    """Prediction records whose id is not in the benchmark (skipped under ``--lenient``)."""
+    n_invalid_records: int = 0
+    """Malformed prediction records skipped under ``--lenient``."""
+    problems: list[str] = Field(default_factory=list)
+    """The first skipped-record messages, each naming file, line and field."""
+    config: dict[str, Any]
+    """Encoder, threshold, alpha, order metric, compat, package version, benchmark fingerprint..."""

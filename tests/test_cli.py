@@ -1,0 +1,227 @@
+"""The ``crystal`` CLI: success paths and every error path of ``crystal score``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from crystalbench.cli.main import app
+from crystalbench.data import SAMPLE_DIR, load_benchmark
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def score_args(preds, out, *extra):
+    return [
+        "score",
+        "--benchmark",
+        "sample",
+        "--predictions",
+        str(preds),
+        "--out",
+        str(out),
+        "--encoder",
+        "hash",
+        "--no-progress",
+        *extra,
+    ]
+
+
+def write(path, rows):
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def test_score_writes_results_and_prints_summary(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    result = runner.invoke(app, score_args(preds, tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "Match F1" in result.output
+    assert "By source" in result.output
+    lines = (tmp_path / "out" / "examples.jsonl").read_text().splitlines()
+    assert len(lines) == len(load_benchmark("sample"))
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["config"]["encoder"] == "hash"
+    assert summary["config"]["threshold"] == 0.35
+    assert summary["config"]["alpha"] == 0.3
+    assert summary["config"]["order_metric"] == "lis"
+
+
+def test_score_options_reach_the_config(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    result = runner.invoke(
+        app,
+        score_args(
+            preds,
+            tmp_path / "out",
+            "--threshold",
+            "0.5",
+            "--alpha",
+            "0",
+            "--order",
+            "kendall",
+            "--compat",
+            "crystal-metrics-0.2",
+            "--sources",
+            "mmvp,plotqa",
+        ),
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    config = summary["config"]
+    assert (config["threshold"], config["alpha"], config["order_metric"], config["compat"]) == (
+        0.5,
+        0.0,
+        "kendall",
+        "crystal-metrics-0.2",
+    )
+    assert set(summary["by_source"]) == {"mmvp", "plotqa"}
+    assert summary["n_items"] == 16
+
+
+def test_score_accepts_a_config_file(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    config = tmp_path / "c.yaml"
+    config.write_text("encoder: hash\nthreshold: 0.6\n")
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "-b",
+            "sample",
+            "-p",
+            str(preds),
+            "-o",
+            str(tmp_path / "o"),
+            "--config",
+            str(config),
+            "--no-progress",
+            "--alpha",
+            "0.1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "o" / "summary.json").read_text())["config"]
+    assert (written["encoder"], written["threshold"], written["alpha"]) == ("hash", 0.6, 0.1)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        (
+            ['{"id": "mathvision-01", "reasoning_steps": ["a"]}', "{oops"],
+            "p.jsonl:2: malformed JSON",
+        ),
+        (
+            [{"id": "mathvision-01", "reasoning_steps": "x"}, {"id": "mathvision-01"}],
+            "p.jsonl:2: field id: duplicate id",
+        ),
+        ([{"id": "mathvision-01", "reasoning_steps": [1]}], "p.jsonl:1: field reasoning_steps"),
+        (
+            [{"id": "no-such-item", "reasoning_steps": ["a"]}],
+            "p.jsonl:1: field id: unknown item id",
+        ),
+        ([{"id": "mathvision-01", "answer": {"x": 1}}], "p.jsonl:1: field answer"),
+        (["[1, 2]"], "p.jsonl:1: expected a JSON object"),
+    ],
+)
+def test_bad_prediction_files_exit_2_naming_file_and_line(tmp_path, cache, rows, expected):
+    preds = write(tmp_path / "p.jsonl", rows)
+    result = runner.invoke(app, score_args(preds, tmp_path / "out"))
+    assert result.exit_code == 2
+    assert expected in result.output.replace("\n", "")
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_empty_predictions_file(tmp_path, cache):
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    result = runner.invoke(app, score_args(preds, tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "holds no records" in result.output
+
+
+def test_lenient_counts_skips(tmp_path, cache):
+    preds = write(
+        tmp_path / "p.jsonl",
+        [{"id": "mathvision-01", "reasoning_steps": ["a"]}, "{bad", {"id": "ghost", "answer": "1"}],
+    )
+    result = runner.invoke(app, [*score_args(preds, tmp_path / "out"), "--lenient"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["n_invalid_records"] == 1
+    assert summary["n_unknown_ids"] == 1
+    assert "skipped records 2" in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--compat", "crystal-metrics"], "unknown compat mode 'crystal-metrics'"),
+        (["--sources", "mathvison"], "did you mean 'mathvision'"),
+        (["--order", "spearman"], "order_metric"),
+        (["--threshold", "7"], "threshold"),
+        (["--judge-url", "http://127.0.0.1:9/v1"], "--judge-url and --judge-model go together"),
+    ],
+)
+def test_bad_options_exit_2(tmp_path, cache, extra, expected):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    result = runner.invoke(app, [*score_args(preds, tmp_path / "out"), *extra])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output.replace("\n", "")
+
+
+def test_missing_inputs_exit_2(tmp_path, cache):
+    result = runner.invoke(app, score_args(tmp_path / "nope.jsonl", tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "predictions not found" in result.output
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    result = runner.invoke(
+        app,
+        [
+            "score",
+            "-b",
+            str(tmp_path / "b.jsonl"),
+            "-p",
+            str(preds),
+            "-o",
+            str(tmp_path / "o"),
+            "--encoder",
+            "hash",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "benchmark not found" in result.output
+
+
+def test_cache_info_and_clear(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    assert runner.invoke(app, score_args(preds, tmp_path / "out")).exit_code == 0
+    info = runner.invoke(app, ["cache", "info"])
+    assert info.exit_code == 0
+    assert "hash-bow-v1:256" in info.output
+    cleared = runner.invoke(app, ["cache", "clear"])
+    assert cleared.exit_code == 0
+    assert "removed" in cleared.output
+    assert "hash-bow" not in runner.invoke(app, ["cache", "info"]).output
+
+
+@pytest.mark.slow
+def test_demo_prints_leaderboard(tmp_path, cache):
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "CRYSTAL sample leaderboard" in result.output
+    assert "minilm-offline" in result.output
+    assert "NOT comparable" in result.output
+    for style in ("terse-precise", "verbose-recall", "scrambled-order", "messy-raw"):
+        assert style in result.output
+        assert (tmp_path / "demo" / style / "summary.json").is_file()
