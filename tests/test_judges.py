@@ -471,3 +471,77 @@ def test_score_answers_with_openai_judge_end_to_end(fake, tmp_path):
     single = score_answer("the city of Paris", items[0], judge=judge)
     assert (single.correct, single.rule) == (True, "judge")
     assert len(fake.requests) == 3  # served from the cache
+
+
+def test_crystal_score_with_judge_flags_end_to_end(fake, tmp_path, monkeypatch):
+    """`crystal score --judge-url/--judge-model` judges free-form mismatches over HTTP."""
+    from typer.testing import CliRunner
+
+    from crystalbench.cli.main import app
+
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    bench = tmp_path / "bench.jsonl"
+    items = [
+        {
+            "id": "a",
+            "source": "realworldqa",
+            "question": "What is on the sign?",
+            "answer": "stop",
+            "reference_steps": ["The sign is red."],
+        },
+        {
+            "id": "b",
+            "source": "realworldqa",
+            "question": "What animal is shown?",
+            "answer": "dog",
+            "reference_steps": ["A dog sits on the grass."],
+        },
+        {
+            "id": "c",
+            "source": "realworldqa",
+            "question": "What colour is the car?",
+            "answer": "red",
+            "reference_steps": ["The car is red."],
+        },
+    ]
+    bench.write_text("".join(json.dumps(i) + "\n" for i in items))
+    preds = tmp_path / "p.jsonl"
+    rows = [
+        {"id": "a", "reasoning_steps": ["The sign is red."], "answer": "it says stop"},
+        {"id": "b", "reasoning_steps": ["A dog sits."], "answer": "FAIL500 dog"},
+        {"id": "c", "reasoning_steps": ["The car is red."], "answer": "Red"},
+    ]
+    preds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app,
+        [
+            "score",
+            "-b",
+            str(bench),
+            "-p",
+            str(preds),
+            "-o",
+            str(out),
+            "--encoder",
+            "hash",
+            "--judge-url",
+            fake.url,
+            "--judge-model",
+            "judge-model",
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    examples = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
+    assert [(e["answer_correct"], e["answer_rule"]) for e in examples] == [
+        (True, "judge"),
+        (None, "judge_failed"),
+        (True, "exact"),
+    ]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_judge_unscored"] == 1
+    assert summary["config"]["judge"]["model"] == "judge-model"
+    assert summary["config"]["judge"]["prompt_hash"] == load_prompt().sha256
+    asked = [r["body"]["messages"][-1]["content"] for r in fake.requests]
+    assert not any("Red" in content for content in asked)  # exact matches skip the judge

@@ -269,3 +269,26 @@ def test_sample_styles_separate_with_the_real_encoder(tmp_path):
         weak = summaries["right-answer-weak-reasoning"]
         assert weak.accuracy > 0.8
         assert weak.match_f1 < terse.match_f1
+
+
+def test_free_form_answers_go_to_the_judge_and_failures_are_unscored():
+    from crystalbench.judges import ScriptedJudge
+
+    items = [
+        _item(0, ["a"], answer="the red barn", source="realworldqa"),
+        _item(1, ["b"], answer="a small dog", source="realworldqa"),
+        _item(2, ["c"], answer="blue", source="realworldqa"),
+    ]
+    judge = ScriptedJudge({("the red barn", "the barn that is red"): True})
+    preds = [
+        Prediction(id="0", reasoning_steps=["a"], answer="the barn that is red"),
+        Prediction(id="1", reasoning_steps=["b"], answer="a puppy"),  # no verdict: judge fails
+        Prediction(id="2", reasoning_steps=["c"], answer="Blue."),  # exact after normalising
+    ]
+    run = evaluate(_bench(items), preds, HASH, judge=judge)
+    assert [i.answer_correct for i in run.items] == [True, None, True]
+    assert [i.answer_rule for i in run.items] == ["judge", "judge_failed", "exact"]
+    assert len(judge.calls) == 2  # the exact match never reached the judge
+    assert run.summary.n_judge_unscored == 1
+    assert run.summary.accuracy == pytest.approx(2 / 3)  # unscored counts as not correct
+    assert run.summary.config["judge"]["kind"] == "scripted"
