@@ -225,3 +225,5 @@ def test_demo_prints_leaderboard(tmp_path, cache):
     for style in ("terse-precise", "verbose-recall", "scrambled-order", "messy-raw"):
         assert style in result.output
         assert (tmp_path / "demo" / style / "summary.json").is_file()
+    assert (tmp_path / "demo" / "report.html").is_file()
+    assert "report.html" in result.output

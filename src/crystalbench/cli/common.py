@@ -88,38 +88,19 @@ def _force_progress() -> bool:
     return os.environ.get("CRYSTALBENCH_PROGRESS") == "1"
 
 
-TABLE2_COLUMNS: Sequence[tuple[str, str, str]] = (
-    ("accuracy", "Accuracy (%)", "pct"),
-    ("match_f1", "Match F1", "f3"),
-    ("precision", "Precision", "f3"),
-    ("recall", "Recall", "f3"),
-    ("steps", "Steps", "f2"),
-    ("lis", "LIS", "f3"),
-    ("ordered_f1", "Ordered F1", "f3"),
-)
-"""The paper's Table 2 columns: key, header, format."""
-
-
-def format_value(value: float, kind: str) -> str:
-    """Format one metric for a table."""
-    if kind == "pct":
-        return f"{100 * value:.2f}"
-    if kind == "f2":
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
 def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None) -> Table:
     """A rich table with the paper's Table 2 columns; ``rows`` are ``(name, summary)``."""
+    from crystalbench.report.leaderboard import TABLE2, format_number
+
     table = Table(title=title, show_lines=False)
     table.add_column("Model", style="bold")
-    for _, header, _ in TABLE2_COLUMNS:
+    for _, header, _, _ in TABLE2:
         table.add_column(header, justify="right")
     table.add_column("Items", justify="right")
     table.add_column("Missing", justify="right")
     table.add_column("Parse fail", justify="right")
     for name, summary in rows:
-        cells = [format_value(getattr(summary, key), kind) for key, _, kind in TABLE2_COLUMNS]
+        cells = [format_number(getattr(summary, key), kind) for key, _, kind, _ in TABLE2]
         table.add_row(
             name, *cells, str(summary.n_items), str(summary.n_missing), str(summary.n_parse_failed)
         )
@@ -128,12 +109,14 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
 
 def breakdown_table(summary: Any, attribute: str, title: str) -> Table:
     """Per-source or per-difficulty table of one summary."""
+    from crystalbench.report.leaderboard import TABLE2, format_number
+
     table = Table(title=title)
     table.add_column(attribute.replace("by_", "").capitalize(), style="bold")
-    for _, header, _ in TABLE2_COLUMNS:
+    for _, header, _, _ in TABLE2:
         table.add_column(header, justify="right")
     table.add_column("Items", justify="right")
     for key, group in getattr(summary, attribute).items():
-        cells = [format_value(getattr(group, k), kind) for k, _, kind in TABLE2_COLUMNS]
+        cells = [format_number(getattr(group, k), kind) for k, _, kind, _ in TABLE2]
         table.add_row(key, *cells, str(group.n_items))
     return table

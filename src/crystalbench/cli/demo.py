@@ -20,6 +20,7 @@ def demo(
         str, typer.Option(help="Encoder (default: the bundled offline MiniLM)")
     ] = OFFLINE_ENCODER,
     progress: Annotated[bool, typer.Option(help="Show progress bars")] = True,
+    report: Annotated[bool, typer.Option(help="Write the HTML report")] = True,
 ) -> None:
     """Score the sample benchmark's model styles offline and print the paper's Table 2 columns."""
     from crystalbench.config import ScoreConfig
@@ -45,6 +46,16 @@ def demo(
             )
             rows.append((file.stem, run.summary))
     console.print(leaderboard_table(rows, title="CRYSTAL sample leaderboard"))
+    report_path = None
+    if report:
+        from crystalbench.report import build_report
+
+        report_path = build_report(
+            [out / file.stem for file in files],
+            out / "report.html",
+            benchmark=bench,
+            title="CRYSTAL sample",
+        )
     console.print(
         f"Encoder: {encoder}. These numbers are NOT comparable with the paper's, which uses "
         "all-distilroberta-v1 on the full 6,372-item benchmark; run `crystal score --encoder "
@@ -56,3 +67,5 @@ def demo(
         "Ordered F1; a right answer does not mean sound reasoning (accuracy vs Match F1)."
     )
     console.print(f"Per-item results with matched step pairs: {out}/<style>/examples.jsonl")
+    if report_path is not None:
+        console.print(f"Diagnostic report (open in a browser): {report_path}")

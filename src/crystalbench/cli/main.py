@@ -6,6 +6,7 @@ import typer
 
 from crystalbench._version import __version__
 from crystalbench.cli import cache, demo, score
+from crystalbench.cli import report as report_cli
 
 app = typer.Typer(
     name="crystal",
@@ -16,6 +17,9 @@ app = typer.Typer(
 )
 app.command("score")(score.score)
 app.command("demo")(demo.demo)
+app.command("report")(report_cli.report)
+app.command("leaderboard")(report_cli.leaderboard)
+app.command("compare")(report_cli.compare)
 app.add_typer(cache.app, name="cache")
 
 

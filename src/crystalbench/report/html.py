@@ -1,0 +1,831 @@
+"""The self-contained diagnostic HTML report.
+
+:func:`build_report` reads results folders, computes intervals, comparisons, breakdowns
+and the numbers behind the plots (through :mod:`crystalbench.stats`), and writes ONE
+HTML file: styles, scripts and the chart code are inlined from ``report/assets/``; the
+data travel as JSON in a ``<script type="application/json">`` block; per-item images
+(only with a benchmark) travel as base64 thumbnails in ``<script type="text/plain">``
+blocks that the page decodes only when an item is opened. Nothing is fetched from the
+network when the page is viewed.
+
+The leaderboard and provenance tables are rendered here as plain HTML (readable with
+scripts off); the page's script makes them sortable and draws everything else on demand.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import io
+import json
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crystalbench._version import __version__
+from crystalbench.errors import InputError
+from crystalbench.io import atomic_write_text
+from crystalbench.report.comparison import COMPARED_METRICS, RunComparison, compare_runs
+from crystalbench.report.leaderboard import (
+    METRIC_KEYS,
+    TABLE2,
+    LeaderboardRow,
+    format_number,
+    leaderboard_rows,
+)
+from crystalbench.report.loading import RunData, load_runs, warn
+from crystalbench.stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    binned_means,
+    bootstrap_cis,
+    histogram_shares,
+    length_bins,
+)
+from crystalbench.types import PARSE_FAILED_STATUSES
+
+WEAK_REASONING_F1 = 0.3
+""""Right answer, weak reasoning": a correct answer with Match F1 below this."""
+
+SOUND_REASONING_F1 = 0.7
+""""Sound reasoning, wrong answer": a wrong answer with Match F1 at or above this."""
+
+IMAGE_MAX_SIDE = 384
+"""Longest side of embedded thumbnails, in pixels."""
+
+REFERENCE_LENGTH_EDGES: tuple[int, ...] = (1, 6, 9, 12, 16, 21)
+"""Bins of the F1-by-reference-length plot: 1-5, 6-8, 9-11, 12-15, 16-20, 21+ steps
+(CRYSTAL chains run from 3 to 42 steps, mean 11.6)."""
+
+LIS_EDGES: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
+"""Bins of the LIS-ratio histogram (0.0-0.1, ..., 0.9-1.0)."""
+
+MAX_STEP_BIN = 30
+"""Predicted-steps histogram: one bin per count 0..29, then 30+."""
+
+PALETTE: tuple[str, ...] = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#8C564B",
+)
+"""Okabe-Ito colours (readable with colour-vision deficiencies), cycled over runs."""
+
+_ASSETS = ("report.css", "charts.js", "report.js")
+
+
+def _asset(name: str) -> str:
+    return (
+        resources.files("crystalbench.report").joinpath("assets").joinpath(name).read_text("utf-8")
+    )
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
+def _interval_json(interval: Any) -> list[float | None]:
+    return [_round(interval.estimate, 6), _round(interval.low, 6), _round(interval.high, 6)]
+
+
+# --------------------------------------------------------------------------- per-run data
+
+
+def _group_breakdown(
+    run: RunData, attribute: str, *, n_resamples: int, confidence: float, seed: int
+) -> dict[str, Any]:
+    """Table 2 metrics with intervals for each group (source or difficulty tier)."""
+    labels = run.labels(attribute)
+    if attribute == "difficulty":
+        present = set(labels)
+        order: list[str] = [t for t in ("easy", "medium", "hard") if t in present]
+        order += sorted(present.difference(order))
+    else:
+        order = sorted(set(labels))
+    out: dict[str, Any] = {}
+    all_values = {key: run.values(key) for key in METRIC_KEYS}
+    label_array = np.asarray(labels, dtype=object)
+    for group in order:
+        mask = label_array == group
+        intervals = bootstrap_cis(
+            {key: values[mask] for key, values in all_values.items()},
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        positions = np.flatnonzero(mask)
+        out[group] = {
+            "n": int(mask.sum()),
+            "n_missing": sum(1 for p in positions if run.items[p].missing),
+            "n_parse_failed": sum(
+                1 for p in positions if run.items[p].parse_status in PARSE_FAILED_STATUSES
+            ),
+            "metrics": {key: _interval_json(iv) for key, iv in intervals.items()},
+        }
+    return out
+
+
+def _failures(run: RunData, weak_f1: float, sound_f1: float) -> dict[str, list[int]]:
+    """Positions (into the run's items) of each failure list, most telling first."""
+    items = run.items
+    weak = [k for k, it in enumerate(items) if it.answer_correct is True and it.f1 < weak_f1]
+    sound = [
+        k
+        for k, it in enumerate(items)
+        if it.answer_correct is False and not it.missing and it.f1 >= sound_f1
+    ]
+    weak.sort(key=lambda k: (items[k].f1, items[k].id))
+    sound.sort(key=lambda k: (-items[k].f1, items[k].id))
+    return {
+        "weak_reasoning": weak,
+        "sound_wrong": sound,
+        "parse_failed": [
+            k for k, it in enumerate(items) if it.parse_status in PARSE_FAILED_STATUSES
+        ],
+        "missing": [k for k, it in enumerate(items) if it.missing],
+        "out_of_order": sorted(
+            (k for k, it in enumerate(items) if it.out_of_order),
+            key=lambda k: (items[k].lis, items[k].id),
+        ),
+    }
+
+
+def _quadrants(run: RunData, weak_f1: float, sound_f1: float) -> dict[str, int]:
+    """Answer correctness against reasoning quality, counted."""
+    counts = {
+        "right_sound": 0,
+        "right_middle": 0,
+        "right_weak": 0,
+        "wrong_sound": 0,
+        "wrong_middle": 0,
+        "wrong_weak": 0,
+        "unscored": 0,
+    }
+    for it in run.items:
+        if it.answer_correct is None and not it.missing:
+            counts["unscored"] += 1
+            continue
+        answer = "right" if it.answer_correct is True else "wrong"
+        band = "sound" if it.f1 >= sound_f1 else "weak" if it.f1 < weak_f1 else "middle"
+        counts[f"{answer}_{band}"] += 1
+    return counts
+
+
+def _run_items(
+    run: RunData, global_index: dict[str, int], canonical_refs: list[list[str] | None]
+) -> dict[str, Any]:
+    """The run's per-item values as columns (compact JSON)."""
+    columns: dict[str, list[Any]] = {
+        key: []
+        for key in (
+            "pos",
+            "f1",
+            "p",
+            "r",
+            "lis",
+            "kt",
+            "of1",
+            "m",
+            "ok",
+            "status",
+            "rule",
+            "atype",
+            "pa",
+            "miss",
+            "blank",
+            "steps",
+            "matches",
+            "ooo",
+        )
+    }
+    ref_override: dict[str, list[str]] = {}
+    for k, it in enumerate(run.items):
+        g = global_index[it.id]
+        columns["pos"].append(g)
+        columns["f1"].append(_round(it.f1))
+        columns["p"].append(_round(it.precision))
+        columns["r"].append(_round(it.recall))
+        columns["lis"].append(_round(it.lis))
+        columns["kt"].append(_round(it.kendall))
+        columns["of1"].append(_round(it.ordered_f1))
+        columns["m"].append(it.n_pred)
+        columns["ok"].append(None if it.answer_correct is None else int(it.answer_correct))
+        columns["status"].append(it.parse_status)
+        columns["rule"].append(it.answer_rule)
+        columns["atype"].append(it.answer_type)
+        columns["pa"].append(it.pred_answer)
+        columns["miss"].append(int(it.missing))
+        columns["blank"].append(it.n_blank_dropped)
+        columns["steps"].append(list(it.pred_steps))
+        columns["matches"].append([[i, j, _round(c, 3)] for i, j, c in it.matches])
+        columns["ooo"].append([[i, j] for i, j in it.out_of_order])
+        canonical = canonical_refs[g]
+        if canonical is None:
+            canonical_refs[g] = list(it.ref_steps)
+        elif canonical != list(it.ref_steps):
+            ref_override[str(k)] = list(it.ref_steps)
+    return {**columns, "ref": ref_override}
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def _charts(
+    runs: Sequence[RunData], rows: Sequence[LeaderboardRow], breakdowns: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    bins = length_bins(list(REFERENCE_LENGTH_EDGES))
+    step_edges = [float(i) for i in range(MAX_STEP_BIN + 1)] + [float(10**9)]
+    step_labels = [str(i) for i in range(MAX_STEP_BIN)] + [f"{MAX_STEP_BIN}+"]
+    by_length = []
+    lis_hist = []
+    steps_hist = []
+    for run in runs:
+        f1 = run.values("match_f1")
+        n_ref = np.array([it.n_ref for it in run.items], dtype=np.float64)
+        by_length.append(
+            [
+                {"n": b.n, "mean": _round(b.mean), "sem": _round(b.sem)}
+                for b in binned_means(n_ref, f1, bins)
+            ]
+        )
+        ordered = np.array([it.lis for it in run.items if len(it.matches) >= 2], dtype=np.float64)
+        lis_hist.append(
+            {
+                "n": int(ordered.size),
+                "shares": [_round(s) for s in histogram_shares(ordered, LIS_EDGES)],
+            }
+        )
+        m = np.array([it.n_pred for it in run.items], dtype=np.float64)
+        steps_hist.append(
+            {
+                "n": int(m.size),
+                "mean": _round(float(m.mean())) if m.size else None,
+                "shares": [_round(s) for s in histogram_shares(m, step_edges)],
+            }
+        )
+    # Reference lengths from the first run that holds each item (they are the benchmark's).
+    seen: dict[str, int] = {}
+    for run in runs:
+        for it in run.items:
+            seen.setdefault(it.id, it.n_ref)
+    ref_lengths = np.array(list(seen.values()), dtype=np.float64)
+    return {
+        "points": [{key: _interval_json(row.metrics[key]) for key in METRIC_KEYS} for row in rows],
+        "source_points": [
+            {
+                group: {
+                    "n": data["n"],
+                    "precision": data["metrics"]["precision"][0],
+                    "recall": data["metrics"]["recall"][0],
+                    "match_f1": data["metrics"]["match_f1"][0],
+                    "accuracy": data["metrics"]["accuracy"][0],
+                }
+                for group, data in breakdown["by_source"].items()
+            }
+            for breakdown in breakdowns
+        ],
+        "length_labels": [label for _, _, label in bins],
+        "f1_by_length": by_length,
+        "lis_edges": list(LIS_EDGES),
+        "lis_hist": lis_hist,
+        "step_labels": step_labels,
+        "steps_hist": steps_hist,
+        "ref_steps_hist": {
+            "n": int(ref_lengths.size),
+            "mean": _round(float(ref_lengths.mean())) if ref_lengths.size else None,
+            "shares": [_round(s) for s in histogram_shares(ref_lengths, step_edges)],
+        },
+    }
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+def _load_benchmark(benchmark: Any) -> Any:
+    if benchmark is None:
+        return None
+    if hasattr(benchmark, "items") and hasattr(benchmark, "fingerprint"):
+        return benchmark
+    from crystalbench.data import load_benchmark
+
+    return load_benchmark(benchmark)
+
+
+def _check_fingerprints(bench: Any, runs: Sequence[RunData]) -> None:
+    for run in runs:
+        recorded = run.config.get("benchmark_fingerprint")
+        known = [i for i in run.ids if bench.get(i) is not None]
+        unknown = len(run.ids) - len(known)
+        if unknown:
+            warn(
+                f"{run.name}: {unknown} of {len(run.ids)} item ids are not in benchmark "
+                f"{bench.name}; their question and image are not shown"
+            )
+        if recorded is None:
+            continue
+        candidates = {bench.fingerprint}
+        if known and not unknown:
+            candidates.add(bench.subset(ids=known).fingerprint)
+        if recorded not in candidates:
+            warn(
+                f"{run.name} was scored on benchmark fingerprint {recorded}, but {bench.name} "
+                f"has {bench.fingerprint}: questions, options and images shown may not be the "
+                "ones that were scored"
+            )
+
+
+def thumbnail(data: bytes, max_side: int = IMAGE_MAX_SIDE) -> tuple[str, str]:
+    """Downscale an encoded image to at most ``max_side`` pixels; return ``(mime, base64)``.
+
+    The smaller of a PNG (lossless: diagrams, plots) and a JPEG (quality 82: photographs)
+    is kept; transparency is flattened on white for the JPEG.
+
+    Raises:
+        OSError: The bytes are not an image Pillow can read.
+    """
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as source:
+        source.load()
+        alpha = source.mode in ("RGBA", "LA", "P")
+        image = source.convert("RGBA" if alpha else "RGB")
+    image.thumbnail((max_side, max_side))
+    candidates: list[tuple[str, bytes]] = []
+    png = io.BytesIO()
+    image.save(png, format="PNG", optimize=True)
+    candidates.append(("image/png", png.getvalue()))
+    flat = image
+    if image.mode == "RGBA":
+        flat = Image.new("RGB", image.size, (255, 255, 255))
+        flat.paste(image, mask=image.getchannel("A"))
+    jpeg = io.BytesIO()
+    flat.save(jpeg, format="JPEG", quality=82, optimize=True)
+    candidates.append(("image/jpeg", jpeg.getvalue()))
+    mime, payload = min(candidates, key=lambda c: len(c[1]))
+    return mime, base64.b64encode(payload).decode("ascii")
+
+
+ImageBlocks = dict[int, tuple[str, str]]
+"""Global item index -> (mime type, base64 thumbnail)."""
+
+
+def _benchmark_items(
+    bench: Any, ids: Sequence[str], *, embed_images: bool, image_max_side: int
+) -> tuple[dict[str, list[Any]], ImageBlocks, str]:
+    """Question, options and (thumbnail) image per global item, and a note on images."""
+    questions: list[str | None] = []
+    options: list[list[str] | None] = []
+    images: dict[int, tuple[str, str]] = {}
+    failed = 0
+    with_image = 0
+    for g, item_id in enumerate(ids):
+        item = bench.get(item_id) if bench is not None else None
+        questions.append(item.question if item is not None else None)
+        options.append(list(item.options) if item is not None else None)
+        if item is None or not embed_images or item.image is None:
+            continue
+        with_image += 1
+        try:
+            data = bench.image_bytes(item)
+            if data:
+                images[g] = thumbnail(data, image_max_side)
+        except Exception as exc:  # one unreadable image must not sink the report
+            failed += 1
+            if failed == 1:
+                warn(
+                    f"image of item {item_id} could not be embedded ({type(exc).__name__}: "
+                    f"{exc}); further failures are only counted"
+                )
+    if bench is None:
+        note = (
+            "Images and questions are absent: the report was built without a benchmark "
+            "(pass --benchmark to embed them)."
+        )
+    elif not embed_images:
+        note = "Images were not embedded (--no-images); questions come from the benchmark."
+    else:
+        note = (
+            f"{len(images)} item images embedded as thumbnails (longest side "
+            f"{image_max_side}px)." + (f" {failed} could not be read." if failed else "")
+        )
+        if with_image == 0:
+            note = "The benchmark holds no images for these items."
+    return {"question": questions, "options": options}, images, note
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> str:
+    head = ['<th scope="col" data-key="name" data-type="text">Model</th>']
+    for key, title, _, higher in TABLE2:
+        hint = "higher is better" if higher else "mean predicted steps per item"
+        head.append(
+            f'<th scope="col" data-key="{key}" data-type="num" title="{hint}">'
+            f"{html.escape(title)}</th>"
+        )
+    for key, title in (
+        ("n_items", "Items"),
+        ("n_missing", "Missing"),
+        ("n_parse_failed", "Parse fail"),
+    ):
+        head.append(f'<th scope="col" data-key="{key}" data-type="num">{title}</th>')
+    body = []
+    for index, row in enumerate(rows):
+        cells = [
+            f'<th scope="row" data-value="{html.escape(row.name)}">'
+            f'<span class="swatch" style="background:{colors[index]}"></span>'
+            f"{html.escape(row.name)}</th>"
+        ]
+        for key, _, kind, _ in TABLE2:
+            interval = row.metrics[key]
+            ci = f"{format_number(interval.low, kind)}–{format_number(interval.high, kind)}"
+            cells.append(
+                f'<td data-value="{interval.estimate!r}">'
+                f'<span class="v">{format_number(interval.estimate, kind)}</span>'
+                f'<span class="ci">{ci}</span></td>'
+            )
+        for value in (row.n_items, row.n_missing, row.n_parse_failed):
+            cells.append(f'<td data-value="{value}">{value}</td>')
+        body.append(f'<tr data-run="{index}">' + "".join(cells) + "</tr>")
+    return (
+        '<table id="leaderboard" class="data sortable">'
+        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+_PROVENANCE_FIELDS: tuple[tuple[str, str], ...] = (
+    ("encoder", "Encoder"),
+    ("encoder_identity", "Encoder identity"),
+    ("tau", "τ (match threshold)"),
+    ("alpha", "α (order weight)"),
+    ("order_metric", "Order metric"),
+    ("compat", "Compat mode"),
+    ("answer_rules", "Answer rules"),
+    ("judge", "Answer judge"),
+    ("package_version", "crystalbench version"),
+    ("prompt_hash", "Prompt hash"),
+    ("benchmark", "Benchmark"),
+    ("benchmark_fingerprint", "Benchmark fingerprint"),
+    ("sources", "Sources scored"),
+    ("scored_at", "Scored at"),
+    ("results_dir", "Results folder"),
+)
+
+
+def _provenance_html(runs: Sequence[RunData]) -> str:
+    provenance = [run.provenance() for run in runs]
+    head = "".join(f'<th scope="col">{html.escape(run.name)}</th>' for run in runs)
+    rows = []
+    for key, label in _PROVENANCE_FIELDS:
+        values = [p.get(key) for p in provenance]
+        differs = len({json.dumps(v, sort_keys=True, default=str) for v in values}) > 1
+        cells = []
+        for value in values:
+            text = (
+                "—"
+                if value is None
+                else (", ".join(map(str, value)) if isinstance(value, list) else str(value))
+            )
+            cls = ' class="differs"' if differs and key not in ("results_dir", "scored_at") else ""
+            cells.append(f"<td{cls}><code>{html.escape(text)}</code></td>")
+        rows.append(f'<tr><th scope="row">{html.escape(label)}</th>{"".join(cells)}</tr>')
+    return (
+        f'<table id="provenance" class="data"><thead><tr><th scope="col">Setting</th>{head}'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON that is safe inside ``<script>``: every ``<`` is escaped."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
+    out = []
+    for key, label in (
+        ("encoder", "encoders"),
+        ("threshold", "thresholds (tau)"),
+        ("alpha", "alphas"),
+        ("order_metric", "order metrics"),
+        ("compat", "compat modes"),
+        ("answer_rules", "answer rules"),
+        ("benchmark_fingerprint", "benchmark fingerprints"),
+    ):
+        values = {json.dumps(run.config.get(key), default=str) for run in runs}
+        if len(values) > 1:
+            out.append(
+                f"The runs were scored with different {label} "
+                f"({', '.join(sorted(values))}); their numbers are not directly comparable."
+            )
+    encoder = runs[0].config.get("encoder") if runs else None
+    if encoder and encoder != "all-distilroberta-v1":
+        out.append(
+            f"Encoder {encoder!r} differs from the paper's all-distilroberta-v1: numbers "
+            "are not comparable with the paper's tables."
+        )
+    return out
+
+
+def build_report(
+    result_dirs: Sequence[str | Path | RunData],
+    out_path: str | Path,
+    *,
+    benchmark: Any = None,
+    names: Sequence[str] | None = None,
+    baseline: int | str | None = None,
+    title: str | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    n_permutations: int = DEFAULT_PERMUTATIONS,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
+    weak_f1: float = WEAK_REASONING_F1,
+    sound_f1: float = SOUND_REASONING_F1,
+    embed_images: bool = True,
+    image_max_side: int = IMAGE_MAX_SIDE,
+    on_warning: Callable[[str], None] | None = None,
+) -> Path:
+    """Write the self-contained diagnostic report of one or more results folders.
+
+    Args:
+        result_dirs: Folders holding ``examples.jsonl`` and ``summary.json`` (or runs
+            already loaded with :func:`~crystalbench.report.load_runs`).
+        out_path: The HTML file to write (parent folders are created).
+        benchmark: ``None``, a spec for :func:`crystalbench.data.load_benchmark` or a loaded
+            ``Benchmark``: gives questions, options and images (thumbnails) per item. The
+            runs' recorded fingerprints are checked against it.
+        names: Display names, one per folder (default: model from the config, else folder).
+        baseline: Run (index or name) the others are compared against; default: the first.
+        title: Page title.
+        n_resamples: Bootstrap resamples for every interval and paired test.
+        n_permutations: Random sign patterns of the permutation tests (exact when few
+            items differ).
+        confidence: Confidence level of every interval.
+        seed: Seed of every resampling.
+        weak_f1: "Right answer, weak reasoning" lists correct answers with F1 below this.
+        sound_f1: "Sound reasoning, wrong answer" lists wrong answers with F1 at or above this.
+        embed_images: Embed item images (only with a benchmark).
+        image_max_side: Longest side of the embedded thumbnails.
+        on_warning: Called with each warning as well (the warnings are also listed in the
+            report and emitted as :class:`~crystalbench.report.loading.ReportWarning`).
+
+    Returns:
+        ``out_path``.
+
+    Raises:
+        InputError: A folder is malformed, or ``baseline`` names no run.
+    """
+    import warnings
+
+    from crystalbench.report.loading import ReportWarning
+
+    collected: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReportWarning)
+        if all(isinstance(entry, RunData) for entry in result_dirs):
+            runs = [entry for entry in result_dirs if isinstance(entry, RunData)]
+            if names is not None:
+                if len(names) != len(runs):
+                    raise InputError(f"{len(names)} names for {len(runs)} runs", field="name")
+                for run, run_name in zip(runs, names, strict=True):
+                    run.name = run_name
+        else:
+            runs = load_runs([Path(str(entry)) for entry in result_dirs], names=names)
+        base = _baseline_index(runs, baseline)
+        bench = _load_benchmark(benchmark)
+        if bench is not None:
+            _check_fingerprints(bench, runs)
+        payload = _payload(
+            runs,
+            bench,
+            base=base,
+            title=title,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            confidence=confidence,
+            seed=seed,
+            weak_f1=weak_f1,
+            sound_f1=sound_f1,
+            embed_images=embed_images,
+            image_max_side=image_max_side,
+        )
+    for record in caught:
+        if issubclass(record.category, ReportWarning):
+            collected.append(str(record.message))
+        else:  # not ours: let it through
+            warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
+    data, images, rows = payload
+    data["meta"]["warnings"] = [*collected, *data["meta"]["warnings"]]
+    for message in collected:
+        warnings.warn(message, ReportWarning, stacklevel=2)
+        if on_warning is not None:
+            on_warning(message)
+    page = _render_page(data, images, rows, runs)
+    out = Path(out_path)
+    atomic_write_text(out, page)
+    _make_readable(out)
+    return out
+
+
+def _make_readable(path: Path) -> None:
+    """Give the report the usual permissions (temporary files are created owner-only)."""
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+
+
+def _baseline_index(runs: Sequence[RunData], baseline: int | str | None) -> int:
+    if baseline is None:
+        return 0
+    if isinstance(baseline, int) or (isinstance(baseline, str) and baseline.isdigit()):
+        index = int(baseline)
+        if not 0 <= index < len(runs):
+            raise InputError(
+                f"baseline index {index} out of range (0-{len(runs) - 1})", field="baseline"
+            )
+        return index
+    for index, run in enumerate(runs):
+        if baseline in (run.name, str(run.path), run.path.name):
+            return index
+    from crystalbench.errors import UnknownNameError
+
+    raise UnknownNameError("baseline run", str(baseline), [run.name for run in runs])
+
+
+def _payload(
+    runs: Sequence[RunData],
+    bench: Any,
+    *,
+    base: int,
+    title: str | None,
+    n_resamples: int,
+    n_permutations: int,
+    confidence: float,
+    seed: int,
+    weak_f1: float,
+    sound_f1: float,
+    embed_images: bool,
+    image_max_side: int,
+) -> tuple[dict[str, Any], dict[int, tuple[str, str]], list[LeaderboardRow]]:
+    rows = leaderboard_rows(runs, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    global_ids: list[str] = []
+    global_index: dict[str, int] = {}
+    source: list[str] = []
+    difficulty: list[str] = []
+    gold: list[str] = []
+    n_ref: list[int] = []
+    for run in runs:
+        for it in run.items:
+            if it.id not in global_index:
+                global_index[it.id] = len(global_ids)
+                global_ids.append(it.id)
+                source.append(it.source)
+                difficulty.append(it.difficulty)
+                gold.append(it.gold_answer)
+                n_ref.append(it.n_ref)
+    canonical: list[list[str] | None] = [None] * len(global_ids)
+    colors = [PALETTE[i % len(PALETTE)] for i in range(len(runs))]
+    breakdowns = []
+    run_payloads = []
+    for index, (run, row) in enumerate(zip(runs, rows, strict=True)):
+        breakdown = {
+            "by_source": _group_breakdown(
+                run, "source", n_resamples=n_resamples, confidence=confidence, seed=seed
+            ),
+            "by_difficulty": _group_breakdown(
+                run, "difficulty", n_resamples=n_resamples, confidence=confidence, seed=seed
+            ),
+        }
+        breakdowns.append(breakdown)
+        run_payloads.append(
+            {
+                "name": run.name,
+                "color": colors[index],
+                "provenance": run.provenance(),
+                "leaderboard": {key: _interval_json(row.metrics[key]) for key in METRIC_KEYS},
+                "counts": {
+                    "n_items": row.n_items,
+                    "n_scored": row.n_scored,
+                    "n_missing": row.n_missing,
+                    "n_parse_failed": row.n_parse_failed,
+                    "n_judge_unscored": row.n_judge_unscored,
+                    "n_unknown_ids": run.summary.n_unknown_ids,
+                    "n_invalid_records": run.summary.n_invalid_records,
+                },
+                "problems": run.summary.problems[:20],
+                **breakdown,
+                "quadrants": _quadrants(run, weak_f1, sound_f1),
+                "failures": _failures(run, weak_f1, sound_f1),
+                "items": _run_items(run, global_index, canonical),
+            }
+        )
+    comparisons: list[dict[str, Any]] = []
+    for index, run in enumerate(runs):
+        if index == base:
+            continue
+        comparison: RunComparison = compare_runs(
+            runs[base],
+            run,
+            metrics=COMPARED_METRICS,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            confidence=confidence,
+            seed=seed,
+        )
+        comparisons.append({"a": base, "b": index, **comparison.model_dump(mode="json")})
+    bench_columns, images, image_note = _benchmark_items(
+        bench, global_ids, embed_images=embed_images, image_max_side=image_max_side
+    )
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    data = {
+        "meta": {
+            "title": title or _default_title(runs),
+            "generated_at": now,
+            "package_version": __version__,
+            "n_resamples": n_resamples,
+            "n_permutations": n_permutations,
+            "confidence": confidence,
+            "seed": seed,
+            "weak_f1": weak_f1,
+            "sound_f1": sound_f1,
+            "baseline": base,
+            "benchmark": getattr(bench, "name", None),
+            "benchmark_fingerprint": getattr(bench, "fingerprint", None),
+            "has_benchmark": bench is not None,
+            "image_note": image_note,
+            "warnings": _settings_warnings(runs),
+        },
+        "metrics": [list(column) for column in TABLE2],
+        "compared_metrics": list(COMPARED_METRICS),
+        "runs": run_payloads,
+        "items": {
+            "id": global_ids,
+            "source": source,
+            "difficulty": difficulty,
+            "gold": gold,
+            "n_ref": n_ref,
+            "ref": canonical,
+            "image": [g in images for g in range(len(global_ids))],
+            **bench_columns,
+        },
+        "charts": _charts(runs, rows, breakdowns),
+        "comparisons": comparisons,
+    }
+    return data, images, rows
+
+
+def _default_title(runs: Sequence[RunData]) -> str:
+    if len(runs) == 1:
+        return f"CRYSTAL report: {runs[0].name}"
+    return f"CRYSTAL report: {len(runs)} runs"
+
+
+def _render_page(
+    data: dict[str, Any],
+    images: dict[int, tuple[str, str]],
+    rows: Sequence[LeaderboardRow],
+    runs: Sequence[RunData],
+) -> str:
+    template = _asset("report.html")
+    colors = [run["color"] for run in data["runs"]]
+    image_blocks = "".join(
+        f'<script type="text/plain" id="img-{g}" data-mime="{mime}">{b64}</script>'
+        for g, (mime, b64) in sorted(images.items())
+    )
+    meta = data["meta"]
+    first = rows[0].metrics[METRIC_KEYS[0]] if rows else None
+    ci_note = (
+        f"{100 * meta['confidence']:g}% percentile bootstrap intervals over items, "
+        f"{first.n_resamples if first else 0} resamples, seed {meta['seed']}."
+    )
+    replacements = {
+        "{{TITLE}}": html.escape(meta["title"]),
+        "{{GENERATED}}": html.escape(meta["generated_at"]),
+        "{{VERSION}}": html.escape(__version__),
+        "{{CI_NOTE}}": html.escape(ci_note),
+        "{{LEADERBOARD}}": _leaderboard_html(rows, colors),
+        "{{PROVENANCE}}": _provenance_html(runs),
+        "{{CSS}}": _asset("report.css"),
+        "{{CHARTS_JS}}": _asset("charts.js"),
+        "{{REPORT_JS}}": _asset("report.js"),
+        "{{DATA}}": _json_for_script(data),
+        "{{IMAGES}}": image_blocks,
+    }
+    # Substitute in one pass so that no inserted text is ever scanned for placeholders.
+    import re
+
+    pattern = re.compile("|".join(re.escape(key) for key in replacements))
+    return pattern.sub(lambda match: replacements[match.group(0)], template)

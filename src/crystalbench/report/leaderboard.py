@@ -1,0 +1,334 @@
+"""The leaderboard: the paper's Table 2 columns with bootstrap intervals, in four formats.
+
+:func:`leaderboard_rows` computes one :class:`LeaderboardRow` per run (point estimates
+and seeded percentile-bootstrap intervals from the per-item values of
+``examples.jsonl``); :func:`render_markdown`, :func:`render_csv` and
+:func:`render_latex` print the same rows. The HTML report embeds the same rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from crystalbench.report.loading import RunData
+from crystalbench.stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    bootstrap_cis,
+)
+from crystalbench.types import Record
+
+TABLE2: tuple[tuple[str, str, str, bool], ...] = (
+    ("accuracy", "Accuracy (%)", "pct", True),
+    ("match_f1", "Match F1", "f3", True),
+    ("precision", "Precision", "f3", True),
+    ("recall", "Recall", "f3", True),
+    ("steps", "Steps", "f2", False),
+    ("lis", "LIS", "f3", True),
+    ("ordered_f1", "Ordered F1", "f3", True),
+)
+"""The paper's Table 2 columns: metric key, header, number format, higher-is-better.
+
+``Steps`` (mean predicted steps) has no better direction, so it is never bolded.
+"""
+
+METRIC_KEYS: tuple[str, ...] = tuple(key for key, *_ in TABLE2)
+FORMATS: tuple[str, ...] = ("md", "csv", "tex")
+
+
+class LeaderboardRow(Record):
+    """One run's line of the leaderboard."""
+
+    name: str
+    """Display name of the run."""
+    results_dir: str
+    """Folder the run was read from."""
+    metrics: dict[str, Interval]
+    """Table 2 metric key -> macro mean with its bootstrap interval (fractions, not %)."""
+    n_items: int
+    """Items in the run."""
+    n_scored: int
+    """Items with a prediction that parsed into steps or an answer."""
+    n_missing: int
+    """Items with no prediction."""
+    n_parse_failed: int
+    """Items whose output could not be parsed."""
+    n_judge_unscored: int
+    """Free-form answers the judge left unscored (counted as wrong)."""
+
+
+def leaderboard_rows(
+    runs: Sequence[RunData],
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
+    sort_by: str | None = None,
+    descending: bool = True,
+) -> list[LeaderboardRow]:
+    """One :class:`LeaderboardRow` per run, with bootstrap intervals.
+
+    Args:
+        runs: Loaded results folders.
+        n_resamples: Bootstrap resamples per run.
+        confidence: Confidence level of the intervals.
+        seed: Seed of the resampling (the same for every run).
+        sort_by: A metric key to sort on; ``None`` keeps the order of ``runs``.
+        descending: Sort from the highest value down.
+
+    Raises:
+        KeyError: ``sort_by`` is not a Table 2 metric.
+    """
+    if sort_by is not None and sort_by not in METRIC_KEYS:
+        raise KeyError(f"unknown metric {sort_by!r}; valid: {', '.join(METRIC_KEYS)}")
+    rows = []
+    for run in runs:
+        intervals = bootstrap_cis(
+            {key: run.values(key) for key in METRIC_KEYS},
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        summary = run.summary
+        rows.append(
+            LeaderboardRow(
+                name=run.name,
+                results_dir=str(run.path),
+                metrics=intervals,
+                n_items=len(run.items),
+                n_scored=summary.n_scored,
+                n_missing=sum(1 for item in run.items if item.missing),
+                n_parse_failed=summary.n_parse_failed,
+                n_judge_unscored=summary.n_judge_unscored,
+            )
+        )
+    if sort_by is not None:
+        rows.sort(key=lambda row: row.metrics[sort_by].estimate, reverse=descending)
+    return rows
+
+
+def format_number(value: float, kind: str) -> str:
+    """Format one metric value as in the paper (accuracy in percent).
+
+    Examples:
+        >>> format_number(0.5799, "pct"), format_number(0.61234, "f3"), format_number(5.291, "f2")
+        ('57.99', '0.612', '5.29')
+    """
+    if kind == "pct":
+        return f"{100 * value:.2f}"
+    if kind == "f2":
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def _best(rows: Sequence[LeaderboardRow]) -> dict[str, set[int]]:
+    """Row indices holding the best (rounded) value of each higher-is-better column."""
+    best: dict[str, set[int]] = {}
+    if len(rows) < 2:
+        return best
+    for key, _, kind, higher in TABLE2:
+        if not higher:
+            continue
+        shown = [format_number(row.metrics[key].estimate, kind) for row in rows]
+        top = max(float(s) for s in shown)
+        best[key] = {i for i, s in enumerate(shown) if float(s) == top}
+    return best
+
+
+def _interval_text(interval: Interval, kind: str) -> str:
+    return f"[{format_number(interval.low, kind)}, {format_number(interval.high, kind)}]"
+
+
+def render_markdown(
+    rows: Sequence[LeaderboardRow], *, intervals: bool = True, bold_best: bool = True
+) -> str:
+    """A GitHub-flavoured Markdown table (best value per column in bold).
+
+    Examples:
+        >>> from crystalbench.stats import Interval
+        >>> ci = {k: Interval(estimate=0.5, low=0.4, high=0.6) for k in METRIC_KEYS}
+        >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=2, n_scored=2,
+        ...                      n_missing=0, n_parse_failed=0, n_judge_unscored=0)
+        >>> print(render_markdown([row], intervals=False), end="")
+        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items |
+        |:--|--:|--:|--:|--:|--:|--:|--:|--:|
+        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 2 |
+    """
+    best = _best(rows) if bold_best else {}
+    header = ["Model", *(title for _, title, _, _ in TABLE2), "Items"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|:--|" + "--:|" * (len(header) - 1),
+    ]
+    for index, row in enumerate(rows):
+        cells = [_md_escape(row.name)]
+        for key, _, kind, _ in TABLE2:
+            interval = row.metrics[key]
+            text = format_number(interval.estimate, kind)
+            if index in best.get(key, set()):
+                text = f"**{text}**"
+            if intervals:
+                text += f" {_interval_text(interval, kind)}"
+            cells.append(text)
+        cells.append(str(row.n_items))
+        lines.append("| " + " | ".join(cells) + " |")
+    if intervals and rows:
+        first = next(iter(rows[0].metrics.values()))
+        lines.append("")
+        lines.append(
+            f"Brackets: {100 * first.confidence:g}% percentile bootstrap intervals over items "
+            f"({first.n_resamples or 'no'} resamples). Accuracy in percent."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_csv(rows: Sequence[LeaderboardRow]) -> str:
+    """CSV with full-precision fractions: ``<metric>``, ``<metric>_low``, ``<metric>_high``.
+
+    Accuracy is a fraction in [0, 1] here (not percent), so the file feeds other tools as is.
+
+    Examples:
+        >>> from crystalbench.stats import Interval
+        >>> ci = {k: Interval(estimate=0.25, low=0.0, high=0.5) for k in METRIC_KEYS}
+        >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=4, n_scored=4,
+        ...                      n_missing=0, n_parse_failed=0, n_judge_unscored=0)
+        >>> render_csv([row]).splitlines()[1][:30]
+        'm,0.25,0.0,0.5,0.25,0.0,0.5,0.'
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["model"]
+    for key in METRIC_KEYS:
+        header += [key, f"{key}_low", f"{key}_high"]
+    header += [
+        "n_items",
+        "n_scored",
+        "n_missing",
+        "n_parse_failed",
+        "n_judge_unscored",
+        "confidence",
+        "n_resamples",
+        "results_dir",
+    ]
+    writer.writerow(header)
+    for row in rows:
+        values: list[object] = [row.name]
+        for key in METRIC_KEYS:
+            interval = row.metrics[key]
+            values += [repr(interval.estimate), repr(interval.low), repr(interval.high)]
+        first = row.metrics[METRIC_KEYS[0]]
+        values += [
+            row.n_items,
+            row.n_scored,
+            row.n_missing,
+            row.n_parse_failed,
+            row.n_judge_unscored,
+            first.confidence,
+            first.n_resamples,
+            row.results_dir,
+        ]
+        writer.writerow(values)
+    return buffer.getvalue()
+
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    r"""Escape LaTeX's special characters.
+
+    Examples:
+        >>> print(latex_escape("gpt_5 & 50% {x}"))
+        gpt\_5 \& 50\% \{x\}
+    """
+    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+
+
+def render_latex(
+    rows: Sequence[LeaderboardRow],
+    *,
+    intervals: bool = True,
+    bold_best: bool = True,
+    caption: str | None = None,
+    label: str = "tab:crystal",
+) -> str:
+    """A booktabs LaTeX table (needs ``\\usepackage{booktabs}``), best values in bold.
+
+    Intervals, when shown, are set in ``\\scriptsize`` after each value.
+    """
+    best = _best(rows) if bold_best else {}
+    first = next(iter(rows[0].metrics.values())) if rows else None
+    if caption is None:
+        caption = "CRYSTAL results."
+        if intervals and first is not None:
+            caption = (
+                f"CRYSTAL results with {100 * first.confidence:g}\\% percentile bootstrap "
+                f"intervals over items ({first.n_resamples} resamples)."
+            )
+    columns = "l" + "r" * len(TABLE2)
+    header = " & ".join(["Model", *(latex_escape(title) for _, title, _, _ in TABLE2)])
+    lines = [
+        "% requires \\usepackage{booktabs}",
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\begin{{tabular}}{{{columns}}}",
+        "\\toprule",
+        header + " \\\\",
+        "\\midrule",
+    ]
+    for index, row in enumerate(rows):
+        cells = [latex_escape(row.name)]
+        for key, _, kind, _ in TABLE2:
+            interval = row.metrics[key]
+            text = format_number(interval.estimate, kind)
+            if index in best.get(key, set()):
+                text = f"\\textbf{{{text}}}"
+            if intervals:
+                text += f" {{\\scriptsize {_interval_text(interval, kind)}}}"
+            cells.append(text)
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += [
+        "\\bottomrule",
+        "\\end{tabular}",
+        f"\\caption{{{caption}}}",
+        f"\\label{{{label}}}",
+        "\\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render(rows: Sequence[LeaderboardRow], fmt: str, *, intervals: bool = True) -> str:
+    """Render in ``md``, ``csv`` or ``tex``.
+
+    Raises:
+        crystalbench.errors.UnknownNameError: Unknown format.
+    """
+    if fmt == "md":
+        return render_markdown(rows, intervals=intervals)
+    if fmt == "csv":
+        return render_csv(rows)
+    if fmt == "tex":
+        return render_latex(rows, intervals=intervals)
+    from crystalbench.errors import UnknownNameError
+
+    raise UnknownNameError("leaderboard format", fmt, FORMATS)

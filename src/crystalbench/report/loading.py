@@ -1,0 +1,361 @@
+"""Reading results folders (``examples.jsonl`` + ``summary.json``) for reports and tests.
+
+A results folder is what ``crystal score`` (and ``crystal run`` / ``crystal demo``) write:
+one :class:`~crystalbench.types.ItemResult` per line of ``examples.jsonl`` and one
+:class:`~crystalbench.types.RunSummary` in ``summary.json``. Malformed files raise
+:class:`~crystalbench.errors.InputError` naming the file, line and field; softer problems
+(a summary that disagrees with its items, another schema version) become warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from crystalbench.defaults import SCHEMA_VERSION
+from crystalbench.errors import InputError
+from crystalbench.io import read_jsonl
+from crystalbench.types import PARSE_FAILED_STATUSES, ItemResult, RunSummary
+
+EXAMPLES_FILE = "examples.jsonl"
+SUMMARY_FILE = "summary.json"
+
+MANIFEST_FILES = ("run.json", "manifest.json", "infer.json", "inference.json", "metadata.json")
+"""Extra JSON files of a results folder searched for provenance (e.g. the prompt hash)."""
+
+_ITEM_METRICS = {
+    "accuracy": None,  # from answer_correct
+    "match_f1": "f1",
+    "precision": "precision",
+    "recall": "recall",
+    "steps": "n_pred",
+    "lis": "lis",
+    "kendall": "kendall",
+    "ordered_f1": "ordered_f1",
+}
+"""Summary metric -> ItemResult field it macro-averages."""
+
+
+class ReportWarning(UserWarning):
+    """Something a reader of the report or comparison must know, but not an error."""
+
+
+def warn(message: str) -> None:
+    """Emit a :class:`ReportWarning` (the CLI prints these; the report lists them)."""
+    warnings.warn(message, ReportWarning, stacklevel=3)
+
+
+@dataclass
+class RunData:
+    """One results folder, loaded.
+
+    Attributes:
+        name: Display name (the model from the config, else the folder name).
+        path: The results folder.
+        summary: ``summary.json``.
+        items: ``examples.jsonl``, in file order.
+        manifest: Provenance found in extra JSON files of the folder (may be empty).
+    """
+
+    name: str
+    path: Path
+    summary: RunSummary
+    items: list[ItemResult]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    _index: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, int] = {}
+        for position, item in enumerate(self.items):
+            if item.id in index:
+                raise InputError(
+                    f"duplicate item id {item.id!r} (lines {index[item.id] + 1} and "
+                    f"{position + 1})",
+                    path=self.path / EXAMPLES_FILE,
+                    field="id",
+                )
+            index[item.id] = position
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def ids(self) -> list[str]:
+        """Item ids in file order."""
+        return [item.id for item in self.items]
+
+    def position(self, item_id: str) -> int | None:
+        """Index of the item with this id, or ``None``."""
+        return self._index.get(item_id)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The scoring configuration recorded in ``summary.json``."""
+        return self.summary.config
+
+    def values(self, metric: str, positions: Sequence[int] | None = None) -> np.ndarray:
+        """Per-item values of a summary metric (``accuracy``, ``match_f1``, ``steps``...).
+
+        Accuracy is 1 for a correct answer and 0 otherwise (missing, unparseable and
+        unscored answers count as wrong, as in the summary).
+
+        Args:
+            metric: A summary metric name.
+            positions: Item positions to take (default: all, in file order).
+
+        Raises:
+            KeyError: Unknown metric.
+        """
+        if metric not in _ITEM_METRICS:
+            raise KeyError(f"unknown metric {metric!r}; valid: {', '.join(_ITEM_METRICS)}")
+        items = self.items if positions is None else [self.items[p] for p in positions]
+        attribute = _ITEM_METRICS[metric]
+        if attribute is None:
+            return np.array([1.0 if it.answer_correct is True else 0.0 for it in items])
+        return np.array([float(getattr(it, attribute)) for it in items], dtype=np.float64)
+
+    def labels(self, attribute: str, positions: Sequence[int] | None = None) -> list[str]:
+        """Per-item ``source`` or ``difficulty`` labels."""
+        items = self.items if positions is None else [self.items[p] for p in positions]
+        return [str(getattr(it, attribute)) for it in items]
+
+    def prompt_hash(self) -> str | None:
+        """The prompt hash from the config or a manifest file of the folder, when recorded."""
+        found = find_key(self.config, "prompt_hash") or find_key(self.manifest, "prompt_hash")
+        return str(found) if found is not None else None
+
+    def provenance(self) -> dict[str, Any]:
+        """Encoder, tau, alpha, order metric, versions, prompt hash, benchmark fingerprint."""
+        config = self.config
+        return {
+            "encoder": config.get("encoder"),
+            "encoder_identity": config.get("encoder_identity"),
+            "tau": config.get("threshold"),
+            "alpha": config.get("alpha"),
+            "order_metric": config.get("order_metric"),
+            "compat": config.get("compat"),
+            "answer_rules": config.get("answer_rules"),
+            "judge": config.get("judge_identity") or _judge_label(config.get("judge")),
+            "package_version": config.get("package_version"),
+            "schema_version": self.summary.schema_version,
+            "prompt_hash": self.prompt_hash(),
+            "model": config.get("model"),
+            "benchmark": config.get("benchmark"),
+            "benchmark_fingerprint": config.get("benchmark_fingerprint"),
+            "sources": config.get("sources"),
+            "scored_at": config.get("created_at"),
+            "results_dir": str(self.path),
+        }
+
+
+def _judge_label(judge: Any) -> str | None:
+    if isinstance(judge, dict) and judge.get("model"):
+        return f"{judge.get('model')} @ {judge.get('url')}"
+    return None
+
+
+def find_key(value: Any, key: str) -> Any:
+    """The first value stored under ``key`` anywhere in nested dicts and lists, or ``None``.
+
+    Examples:
+        >>> find_key({"inference": {"prompt": {"prompt_hash": "ab12"}}}, "prompt_hash")
+        'ab12'
+        >>> find_key([1, {"x": 2}], "y") is None
+        True
+    """
+    if isinstance(value, dict):
+        if value.get(key) is not None:
+            return value[key]
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return None
+    for child in children:
+        found = find_key(child, key)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_summary(path: Path) -> RunSummary:
+    file = path / SUMMARY_FILE
+    if not file.is_file():
+        raise InputError(
+            f"not a results folder: {SUMMARY_FILE} is missing (run `crystal score` first)",
+            path=path,
+        )
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON ({exc.msg} at line {exc.lineno})", path=file) from None
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object", path=file)
+    try:
+        return RunSummary.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(part) for part in first.get("loc", ())) or None
+        raise InputError(first.get("msg", "invalid value"), path=file, field=loc) from None
+
+
+def _read_items(path: Path) -> list[ItemResult]:
+    file = path / EXAMPLES_FILE
+    if not file.is_file():
+        raise InputError(f"not a results folder: {EXAMPLES_FILE} is missing", path=path)
+    items: list[ItemResult] = []
+    for line, record in read_jsonl(file, allow_empty=True):
+        try:
+            items.append(ItemResult.model_validate(record))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(part) for part in first.get("loc", ())) or None
+            raise InputError(
+                first.get("msg", "invalid value"), path=file, line=line, field=loc
+            ) from None
+    return items
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    manifest: dict[str, Any] = {}
+    for name in MANIFEST_FILES:
+        file = path / name
+        if not file.is_file():
+            continue
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            warn(f"{file}: not valid JSON; ignored for provenance")
+            continue
+        if isinstance(data, dict):
+            manifest[name] = data
+    return manifest
+
+
+def _check_consistency(run: RunData) -> None:
+    """Warn when summary.json and examples.jsonl tell different stories."""
+    summary = run.summary
+    where = run.path
+    if summary.schema_version != SCHEMA_VERSION:
+        warn(
+            f"{where}: results schema version {summary.schema_version!r}, this crystalbench "
+            f"reads {SCHEMA_VERSION!r}"
+        )
+    n = len(run.items)
+    if n != summary.n_items:
+        warn(
+            f"{where}: summary.json counts {summary.n_items} items but examples.jsonl holds {n} "
+            "(truncated or edited results?)"
+        )
+        return
+    if n == 0:
+        return
+    for metric in ("accuracy", "match_f1", "precision", "recall", "steps", "lis", "ordered_f1"):
+        mean = float(run.values(metric).mean())
+        if abs(mean - float(getattr(summary, metric))) > 1e-6:
+            warn(
+                f"{where}: summary.json {metric} = {getattr(summary, metric):.6f} but the mean "
+                f"over examples.jsonl is {mean:.6f}; the report uses examples.jsonl"
+            )
+    missing = sum(1 for it in run.items if it.missing)
+    failed = sum(1 for it in run.items if it.parse_status in PARSE_FAILED_STATUSES)
+    if missing != summary.n_missing or failed != summary.n_parse_failed:
+        warn(
+            f"{where}: summary.json counts {summary.n_missing} missing / "
+            f"{summary.n_parse_failed} parse failures; examples.jsonl has {missing} / {failed}"
+        )
+
+
+def load_run(path: str | Path, *, name: str | None = None) -> RunData:
+    """Load one results folder.
+
+    Args:
+        path: A folder holding ``examples.jsonl`` and ``summary.json`` (or the path of
+            one of those files).
+        name: Display name; default: the ``model`` recorded in the config, else the
+            folder name.
+
+    Raises:
+        InputError: The folder or a file is missing or malformed (file, line, field).
+    """
+    folder = Path(path)
+    if folder.is_file() and folder.name in (EXAMPLES_FILE, SUMMARY_FILE):
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError("results folder not found", path=folder)
+    summary = _read_summary(folder)
+    items = _read_items(folder)
+    manifest = _read_manifest(folder)
+    model = summary.config.get("model")
+    display = name or (str(model) if isinstance(model, str) and model.strip() else None)
+    display = display or folder.resolve().name
+    run = RunData(name=display, path=folder, summary=summary, items=items, manifest=manifest)
+    _check_consistency(run)
+    return run
+
+
+def load_runs(paths: Sequence[str | Path], *, names: Sequence[str] | None = None) -> list[RunData]:
+    """Load several results folders; duplicate display names get their folder appended.
+
+    Raises:
+        InputError: No folder given, a folder is malformed, or ``names`` has the wrong length.
+    """
+    if not paths:
+        raise InputError("no results folder given")
+    if names is not None and len(names) != len(paths):
+        raise InputError(f"{len(names)} names for {len(paths)} results folders", field="name")
+    runs = [
+        load_run(path, name=names[i] if names is not None else None) for i, path in enumerate(paths)
+    ]
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.name] = counts.get(run.name, 0) + 1
+    seen: dict[str, int] = {}
+    for run in runs:
+        if counts[run.name] > 1:
+            base = f"{run.name} ({run.path.resolve().name})"
+            seen[base] = seen.get(base, 0) + 1
+            run.name = base if seen[base] == 1 else f"{base} #{seen[base]}"
+    return runs
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Which items two runs share, in run A's order."""
+
+    common: list[str]
+    """Ids present in both runs, in A's order."""
+    only_a: list[str]
+    """Ids only in run A."""
+    only_b: list[str]
+    """Ids only in run B."""
+
+    @property
+    def identical(self) -> bool:
+        """True when both runs hold exactly the same ids."""
+        return not self.only_a and not self.only_b
+
+
+def align_runs(a: RunData, b: RunData) -> Alignment:
+    """Match the items of two runs by id.
+
+    Examples:
+        >>> from types import SimpleNamespace as NS
+        >>> align_runs(NS(ids=["1", "2", "3"]), NS(ids=["3", "4", "1"]))
+        Alignment(common=['1', '3'], only_a=['2'], only_b=['4'])
+    """
+    ids_b = set(b.ids)
+    ids_a = set(a.ids)
+    return Alignment(
+        common=[i for i in a.ids if i in ids_b],
+        only_a=[i for i in a.ids if i not in ids_b],
+        only_b=[i for i in b.ids if i not in ids_a],
+    )
