@@ -65,6 +65,16 @@ DIFFICULTY_MARKERS_NEEDED: Final = 2
 DIFFICULTY_TIER_CUTS: Final = (1, 3)
 """Points at which an item becomes medium, then hard."""
 
+# --- inference ---------------------------------------------------------------------------------
+INFER_TEMPERATURE: Final = 0.1
+"""Sampling temperature of ``crystal infer`` (the authors' inference script uses 0.1)."""
+
+INFER_MAX_TOKENS: Final = 4096
+"""Completion token budget of ``crystal infer`` (the authors' script uses 4096)."""
+
+INFER_CONCURRENCY: Final = 32
+"""Requests in flight per endpoint."""
+
 # --- running ---------------------------------------------------------------------------------
 ENCODE_BATCH_SIZE: Final = 256
 """Sentences per encoder forward pass (texts are length-sorted first)."""

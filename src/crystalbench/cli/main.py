@@ -6,7 +6,9 @@ import typer
 
 from crystalbench._version import __version__
 from crystalbench.cli import cache, demo, score
+from crystalbench.cli import infer as infer_cli
 from crystalbench.cli import report as report_cli
+from crystalbench.cli import train as train_cli
 
 app = typer.Typer(
     name="crystal",
@@ -17,10 +19,16 @@ app = typer.Typer(
 )
 app.command("score")(score.score)
 app.command("demo")(demo.demo)
+app.command("infer")(infer_cli.infer)
+app.command("run")(infer_cli.run)
 app.command("report")(report_cli.report)
 app.command("leaderboard")(report_cli.leaderboard)
 app.command("compare")(report_cli.compare)
+app.command("train")(train_cli.train)
+app.command("train-sweep")(train_cli.train_sweep)
+app.command("train-recipes")(train_cli.train_recipes)
 app.add_typer(cache.app, name="cache")
+app.add_typer(train_cli.data_app, name="data")
 
 
 @app.command("version")

@@ -1,0 +1,1 @@
+"""Servers the tests start on loopback (an OpenAI-compatible chat endpoint)."""

@@ -1,0 +1,249 @@
+"""``crystal infer`` and ``crystal run`` against a loopback server, including a kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from crystalbench.cli.main import app
+from crystalbench.data import load_benchmark
+from servers.openai_server import LoopbackServer
+
+runner = CliRunner()
+MODEL = "test-model"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LoopbackServer() as running:
+        yield running
+
+
+@pytest.fixture
+def state(server):
+    server.state.configure({})
+    return server.state
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_benchmark("sample")
+
+
+def infer_args(server, out, *extra):
+    return [
+        "infer",
+        "-m",
+        MODEL,
+        "-o",
+        str(out),
+        "-b",
+        "sample",
+        "--base-url",
+        server.base_url,
+        "--no-progress",
+        *extra,
+    ]
+
+
+def ids_in(path):
+    return [json.loads(line)["id"] for line in path.read_text().splitlines()]
+
+
+def test_limit_sources_and_ids_select_items(server, state, bench, tmp_path):
+    out = tmp_path / "limit.jsonl"
+    result = runner.invoke(app, infer_args(server, out, "--limit", "3"))
+    assert result.exit_code == 0, result.output
+    assert ids_in(out) == bench.ids[:3]
+
+    out = tmp_path / "sources.jsonl"
+    result = runner.invoke(app, infer_args(server, out, "--sources", "mmvp,plotqa"))
+    assert result.exit_code == 0, result.output
+    expected = [i.id for i in bench.items if i.source in {"mmvp", "plotqa"}]
+    assert ids_in(out) == expected
+    assert expected
+
+    out = tmp_path / "ids.jsonl"
+    chosen = [bench.ids[7], bench.ids[2]]
+    result = runner.invoke(app, infer_args(server, out, "--ids", ",".join(chosen)))
+    assert result.exit_code == 0, result.output
+    assert ids_in(out) == [bench.ids[2], bench.ids[7]]  # written in benchmark order
+
+    listing = tmp_path / "ids.txt"
+    listing.write_text(f"{bench.ids[9]}\n\n{bench.ids[4]}\n")
+    out = tmp_path / "ids-file.jsonl"
+    result = runner.invoke(app, infer_args(server, out, "--ids", f"@{listing}"))
+    assert result.exit_code == 0, result.output
+    assert ids_in(out) == [bench.ids[4], bench.ids[9]]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--sources", "mathvison"], "mathvision"),
+        (["--ids", "no-such-id"], "no-such-id"),
+        (["--extra-body", "{top_k: 1}"], "extra-body"),
+        (["--prompt-file", "missing-template.txt"], "not found"),
+        (["--backend", "vllmm"], "vllm"),
+    ],
+)
+def test_bad_options_exit_2_with_a_message(server, state, tmp_path, extra, message):
+    result = runner.invoke(app, infer_args(server, tmp_path / "p.jsonl", *extra))
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert state.log == []
+
+
+def test_resume_and_retry_errors(server, state, bench, tmp_path):
+    out = tmp_path / "p.jsonl"
+    broken = bench.items[2]
+    state.faults[broken.question] = [{"status": 500}] * 2
+    result = runner.invoke(app, infer_args(server, out, "--limit", "5", "--max-attempts", "2"))
+    assert result.exit_code == 1, result.output
+    assert "--retry-errors" in result.output
+    assert len(state.log) == 4 + 2
+
+    state.log.clear()
+    result = runner.invoke(app, infer_args(server, out, "--limit", "6"))
+    assert result.exit_code == 1, result.output  # the error record is still pending
+    assert len(state.log) == 1  # only the sixth item: finished ones and the error are skipped
+
+    state.log.clear()
+    result = runner.invoke(app, infer_args(server, out, "--limit", "6", "--retry-errors"))
+    assert result.exit_code == 0, result.output
+    assert [e["key"] for e in state.log] == [broken.question]  # just the failed item
+    assert ids_in(out) == bench.ids[:6]
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows[broken.id]["error"] is None
+
+
+def test_a_prompt_file_is_used(server, state, bench, tmp_path):
+    template = tmp_path / "official.txt"
+    template.write_text("MARKER-7 Answer this: {question}\n{options}\nJSON only.\n")
+    state.answers["MARKER-7"] = '{"reasoning_steps": ["Custom prompt seen."], "answer": "Q"}'
+    out = tmp_path / "p.jsonl"
+    result = runner.invoke(
+        app, infer_args(server, out, "--limit", "2", "--prompt-file", str(template))
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["answer"] for r in rows} == {"Q"}
+    assert {r["prompt_name"] for r in rows} == {"official.txt"}
+
+
+def test_run_infers_scores_and_reports(server, state, bench, tmp_path, monkeypatch):
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    out_dir = tmp_path / "run"
+    item = bench.items[0]
+    state.answers[item.question] = json.dumps(
+        {"reasoning_steps": item.reference_steps, "answer": item.answer}
+    )
+    args = [
+        "run",
+        "-m",
+        MODEL,
+        "-o",
+        str(out_dir),
+        "-b",
+        "sample",
+        "--base-url",
+        server.base_url,
+        "--limit",
+        "4",
+        "--encoder",
+        "hash",
+        "--no-progress",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Match F1" in result.output
+    examples = [json.loads(line) for line in (out_dir / "examples.jsonl").read_text().splitlines()]
+    assert [e["id"] for e in examples] == bench.ids[:4]
+    perfect = examples[0]
+    assert perfect["f1"] == 1.0
+    assert perfect["answer_correct"] is True
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["n_items"] == 4
+    assert summary["n_missing"] == 0
+    inference = json.loads((out_dir / "inference.json").read_text())
+    assert inference["n_ok"] == 4
+    assert (out_dir / "report.html").is_file()
+
+    state.log.clear()
+    result = runner.invoke(app, args)  # resumes: nothing to ask, scores again from the cache
+    assert result.exit_code == 0, result.output
+    assert state.log == []
+    assert "from the cache" in result.output
+
+
+def line_count(path):
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def test_kill_9_mid_run_then_resume(server, state, bench, tmp_path):
+    """SIGKILL a real `crystal infer` process mid-run; the rerun loses and duplicates nothing."""
+    state.delay = 0.25
+    out = tmp_path / "p.jsonl"
+    args = infer_args(server, out, "--concurrency", "3", "--fsync-interval", "0")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crystalbench.cli.main", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    try:
+        while line_count(out) < 6:
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "crystal infer wrote too few records"
+            time.sleep(0.02)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        process.stderr.close()
+    assert process.returncode == -signal.SIGKILL
+    before = out.read_bytes()
+    survivors = [json.loads(line) for line in before.split(b"\n")[:-1]]
+    assert 6 <= len(survivors) < len(bench)
+
+    time.sleep(0.3)  # let the server receive whatever the dead process had already sent
+    rerun_started = time.time()
+    state.delay = 0.0
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+
+    text = out.read_text()
+    assert text.endswith("\n")
+    final = [json.loads(line) for line in text.splitlines()]
+    assert [r["id"] for r in final] == bench.ids  # every id exactly once, in order
+    by_id = {r["id"]: r for r in final}
+    for record in survivors:  # records written before the kill are kept as they were
+        assert by_id[record["id"]] == record
+    # The rerun asked for exactly the items without a record (the killed process's
+    # in-flight requests may still finish on the server, but nobody writes them).
+    rerun_requests = [e for e in state.log if e["t"] >= rerun_started]
+    assert len(rerun_requests) == len(bench) - len(survivors)
+
+
+def test_a_torn_line_is_repaired_and_reported(server, state, bench, tmp_path):
+    out = tmp_path / "p.jsonl"
+    assert runner.invoke(app, infer_args(server, out, "--limit", "3")).exit_code == 0
+    complete = out.read_bytes()
+    out.write_bytes(complete + b'{"id": "' + bench.ids[3].encode() + b'", "model": "test-mo')
+    state.log.clear()
+    result = runner.invoke(app, infer_args(server, out, "--limit", "4"))
+    assert result.exit_code == 0, result.output
+    assert "torn" in result.output
+    assert ids_in(out) == bench.ids[:4]
+    assert len(state.log) == 1
