@@ -8,6 +8,7 @@ from crystalbench._version import __version__
 from crystalbench.cli import cache, demo, score
 from crystalbench.cli import infer as infer_cli
 from crystalbench.cli import report as report_cli
+from crystalbench.cli import rewards as rewards_cli
 from crystalbench.cli import train as train_cli
 
 app = typer.Typer(
@@ -24,6 +25,7 @@ app.command("run")(infer_cli.run)
 app.command("report")(report_cli.report)
 app.command("leaderboard")(report_cli.leaderboard)
 app.command("compare")(report_cli.compare)
+app.command("serve-rewards")(rewards_cli.serve_rewards)
 app.command("train")(train_cli.train)
 app.command("train-sweep")(train_cli.train_sweep)
 app.command("train-recipes")(train_cli.train_recipes)

@@ -1,0 +1,447 @@
+"""The batched reward scorer: many completions, one encoder pass, cached references.
+
+Configure once (encoder, tau, reward kind, weights, format rules), then call with a batch.
+One call:
+
+1. reads every completion with the strict format check (no encoder work for failures);
+2. checks every answer (paper rules; judge calls, if any, go out concurrently);
+3. embeds, in **one** encoder call, every distinct predicted step of the batch together with
+   the reference steps not yet in memory. Reference embeddings stay in an in-memory LRU
+   across calls (GRPO repeats each prompt ``num_generations`` times and revisits items every
+   epoch) and, with an :class:`~crystalbench.encoders.EmbeddingStore`, on disk across runs;
+4. matches each completion's steps against its reference with the evaluation matcher.
+
+Results are memoised per (completion, item), so the several reward functions a trainer
+calls on the same batch (format, answer part, step part...) share one encoder pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crystalbench.answers import score_answers
+from crystalbench.defaults import TAU
+from crystalbench.encoders.base import Encoder
+from crystalbench.encoders.cache import EmbeddingStore, text_key
+from crystalbench.judges.base import Judge
+from crystalbench.matching import MatchRules
+from crystalbench.rewards.core import (
+    FormatCheck,
+    GuardedSteps,
+    StepScores,
+    check_format,
+    guard_steps,
+    make_breakdown,
+    make_signals,
+    prompt_text,
+    reference_steps,
+    score_steps,
+)
+from crystalbench.rewards.items import completion_text
+from crystalbench.rewards.types import (
+    REWARD_KINDS,
+    FormatRules,
+    RewardBreakdown,
+    RewardKind,
+    RewardSignals,
+    RewardWeights,
+    StepGuards,
+)
+from crystalbench.types import AnswerVerdict, BenchmarkItem
+
+__all__ = ["RewardScorer", "ScorerStats", "item_fingerprint"]
+
+
+@dataclass
+class ScorerStats:
+    """Running counters of one :class:`RewardScorer` (for logs and the speed benchmark)."""
+
+    calls: int = 0
+    """Batches scored."""
+    completions: int = 0
+    """Completions asked for (with repeats)."""
+    memo_hits: int = 0
+    """Completions answered from the memo of earlier calls."""
+    format_failures: int = 0
+    """Completions that failed the format check (never encoded)."""
+    steps_encoded: int = 0
+    """Distinct predicted-step texts sent to the encoder."""
+    references_encoded: int = 0
+    """Distinct reference-step texts sent to the encoder."""
+    reference_memory_hits: int = 0
+    """Reference texts found in the in-memory cache."""
+    reference_store_hits: int = 0
+    """Reference texts found in the on-disk store."""
+    encode_seconds: float = 0.0
+    """Wall time inside encoder calls."""
+    seconds: float = 0.0
+    """Wall time of whole calls."""
+
+
+def item_fingerprint(item: BenchmarkItem) -> str:
+    """Hash of everything about an item that can change its reward.
+
+    Examples:
+        >>> a = BenchmarkItem(id="1", source="x", question="?", answer="B", reference_steps=["s"])
+        >>> item_fingerprint(a) == item_fingerprint(a.model_copy(update={"id": "2"}))
+        True
+        >>> item_fingerprint(a) == item_fingerprint(a.model_copy(update={"answer": "C"}))
+        False
+    """
+    payload = json.dumps(
+        [item.question, item.options, item.answer, item.answer_type, item.reference_steps],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _LRU:
+    """A small least-recently-used map."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[Any, Any] = OrderedDict()
+
+    def get(self, key: Any) -> Any:
+        value = self.data.get(key)
+        if value is not None:
+            self.data.move_to_end(key)
+        return value
+
+    def put(self, key: Any, value: Any) -> None:
+        if self.size <= 0:
+            return
+        self.data[key] = value
+        self.data.move_to_end(key)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def clear(self) -> None:
+        self.data.clear()
+
+
+class RewardScorer:
+    """Scores batches of completions against their items (see module docstring).
+
+    Args:
+        encoder: Sentence encoder; use the one evaluation uses (same model, same tau), loaded
+            on the right device (see
+            :func:`~crystalbench.rewards.encoder_loading.load_reward_encoder`).
+        kind: Reward kind that :meth:`__call__` and :meth:`rewards` total.
+        weights: Weights and CPR constants (paper defaults).
+        tau: Step-matching threshold (paper 0.35).
+        compat: ``None`` (paper matching rules) or ``"crystal-metrics-0.2"``.
+        format_rules: Format tolerances and caps.
+        guards: Step guards against repeats and question copies (both on by default;
+            ``StepGuards(block_repeats=False, block_question_copies=False)`` gives exactly
+            evaluation's Match F1).
+        judge: Judge for free-form answers; exact match only when ``None``.
+        store: On-disk embedding store for reference steps (never for completions, which
+            rarely repeat): an :class:`~crystalbench.encoders.EmbeddingStore` used from the
+            calling thread only, or the path of its SQLite file, opened once per thread
+            (for servers and trainers that call from worker threads); ``None`` keeps
+            references in memory only.
+        reference_cache_size: Reference embeddings kept in memory (LRU).
+        memo_size: (completion, item) results kept for repeated calls on the same batch.
+
+    Examples:
+        >>> from crystalbench.encoders import HashEncoder
+        >>> item = BenchmarkItem(id="1", source="x", question="?", options=["a", "b"],
+        ...                      answer="B", reference_steps=["Look at bar b.", "b is taller."])
+        >>> scorer = RewardScorer(HashEncoder())
+        >>> good = '{"reasoning_steps": ["Look at bar b.", "b is taller."], "answer": "B"}'
+        >>> scorer.rewards([good, "B"], [item, item])
+        [1.0, 0.0]
+    """
+
+    def __init__(
+        self,
+        encoder: Encoder,
+        *,
+        kind: RewardKind = "cpr",
+        weights: RewardWeights | None = None,
+        tau: float = TAU,
+        compat: str | None = None,
+        format_rules: FormatRules | None = None,
+        guards: StepGuards | None = None,
+        judge: Judge | None = None,
+        store: EmbeddingStore | str | Path | None = None,
+        reference_cache_size: int = 200_000,
+        memo_size: int = 16_384,
+    ) -> None:
+        if kind not in REWARD_KINDS:
+            from crystalbench.errors import UnknownNameError
+
+            raise UnknownNameError("reward kind", kind, REWARD_KINDS)
+        self.encoder = encoder
+        self.kind: RewardKind = kind
+        self.weights = weights or RewardWeights()
+        self.tau = tau
+        self.compat = compat
+        self.match_rules = MatchRules.for_compat(compat, tau=tau)
+        self.format_rules = format_rules or FormatRules()
+        self.guards = guards or StepGuards()
+        self.judge = judge
+        self._store = store
+        self._thread_stores = threading.local()
+        self.stats = ScorerStats()
+        self._references = _LRU(reference_cache_size)
+        self._memo = _LRU(memo_size)
+        self._lock = threading.Lock()
+
+    @property
+    def store(self) -> EmbeddingStore | None:
+        """The reference store for the calling thread (``None`` without one)."""
+        if self._store is None or isinstance(self._store, EmbeddingStore):
+            return self._store
+        store = getattr(self._thread_stores, "store", None)
+        if store is None:
+            store = EmbeddingStore(self._store)
+            self._thread_stores.store = store
+        return store
+
+    # ------------------------------------------------------------------ provenance
+    def config_record(self) -> dict[str, Any]:
+        """Everything that decides the signals and rewards, for logs and results files."""
+        return {
+            "encoder_identity": self.encoder.identity,
+            "tau": self.tau,
+            "compat": self.compat or "none",
+            "kind": self.kind,
+            "weights": self.weights.model_dump(),
+            "format_rules": self.format_rules.model_dump(),
+            "guards": self.guards.model_dump(),
+            "judge_identity": _judge_identity(self.judge),
+        }
+
+    # ------------------------------------------------------------------ scoring
+    def __call__(
+        self, completions: Sequence[Any], items: Sequence[BenchmarkItem | None]
+    ) -> list[RewardBreakdown]:
+        """Breakdowns of the configured kind, one per completion."""
+        return self.breakdowns(completions, items)
+
+    def breakdowns(
+        self,
+        completions: Sequence[Any],
+        items: Sequence[BenchmarkItem | None],
+        kind: RewardKind | None = None,
+    ) -> list[RewardBreakdown]:
+        """Breakdowns of ``kind`` (default: the configured kind), one per completion."""
+        chosen = kind or self.kind
+        return [make_breakdown(s, chosen, self.weights) for s in self.signals(completions, items)]
+
+    def rewards(
+        self,
+        completions: Sequence[Any],
+        items: Sequence[BenchmarkItem | None],
+        kind: RewardKind | None = None,
+    ) -> list[float | None]:
+        """Totals of ``kind`` (default: the configured kind); ``None`` for unscored rows."""
+        return [b.total for b in self.breakdowns(completions, items, kind)]
+
+    def signals(
+        self, completions: Sequence[Any], items: Sequence[BenchmarkItem | None]
+    ) -> list[RewardSignals]:
+        """Kind-independent signals, one per completion, with one encoder pass.
+
+        Args:
+            completions: Completion texts, or conversational message lists.
+            items: The item of each completion (``None``: nothing to score against).
+
+        Raises:
+            ValueError: ``completions`` and ``items`` differ in length.
+            InputError: An item's gold answer cannot be read as its type (our bad data).
+        """
+        if len(completions) != len(items):
+            raise ValueError(f"{len(completions)} completions for {len(items)} items")
+        with self._lock:
+            started = time.perf_counter()
+            try:
+                return self._signals(completions, items)
+            finally:
+                self.stats.calls += 1
+                self.stats.seconds += time.perf_counter() - started
+
+    def _signals(
+        self, completions: Sequence[Any], items: Sequence[BenchmarkItem | None]
+    ) -> list[RewardSignals]:
+        n = len(completions)
+        self.stats.completions += n
+        texts = [completion_text(c) for c in completions]
+        fingerprints: dict[int, str] = {}
+        keys: list[tuple[str, str]] = []
+        results: list[RewardSignals | None] = [None] * n
+        for row, (text, item) in enumerate(zip(texts, items, strict=True)):
+            if item is None:
+                fp = "-"
+            else:
+                fp = fingerprints.get(id(item)) or item_fingerprint(item)
+                fingerprints[id(item)] = fp
+            key = (_text_digest(text), fp)
+            keys.append(key)
+            cached = self._memo.get(key)
+            if cached is not None:
+                results[row] = cached
+                self.stats.memo_hits += 1
+
+        todo = [row for row in range(n) if results[row] is None]
+        checks: dict[int, FormatCheck] = {}
+        refs: dict[int, list[str]] = {}
+        for row in todo:
+            checks[row] = check_format(texts[row], self.format_rules)
+            item = items[row]
+            refs[row] = reference_steps(item) if item is not None else []
+            if not checks[row].ok:
+                self.stats.format_failures += 1
+
+        answer_rows = [row for row in todo if checks[row].ok and items[row] is not None]
+        verdicts: dict[int, AnswerVerdict] = {}
+        if answer_rows:
+            found = score_answers(
+                [checks[row].answer for row in answer_rows],
+                [items[row] for row in answer_rows],  # type: ignore[misc]
+                judge=self.judge,
+            )
+            verdicts = dict(zip(answer_rows, found, strict=True))
+
+        step_rows = [row for row in todo if checks[row].ok and refs[row]]
+        guarded: dict[int, GuardedSteps] = {}
+        prompts: dict[int, str] = {}
+        for row in step_rows:
+            item = items[row]
+            assert item is not None
+            prompt = prompts.get(id(item))
+            if prompt is None:
+                prompt = prompts[id(item)] = prompt_text(item)
+            guarded[row] = guard_steps(checks[row].steps, prompt, self.guards)
+        step_scores = self._score_steps(
+            [guarded[row] for row in step_rows], [refs[row] for row in step_rows]
+        )
+        scores = dict(zip(step_rows, step_scores, strict=True))
+
+        for row in todo:
+            signals = make_signals(
+                checks[row],
+                has_gold=items[row] is not None,
+                n_ref=len(refs[row]),
+                verdict=verdicts.get(row),
+                steps=scores.get(row),
+                guarded=guarded.get(row),
+            )
+            results[row] = signals
+            self._memo.put(keys[row], signals)
+        return [r for r in results if r is not None]
+
+    def _score_steps(
+        self, predicted: Sequence[GuardedSteps], references: Sequence[Sequence[str]]
+    ) -> list[StepScores]:
+        if not predicted:
+            return []
+        vectors = self._embed_batch(
+            dict.fromkeys(s for guarded in predicted for s in guarded.allowed),
+            dict.fromkeys(s for steps in references for s in steps),
+        )
+        dim = next(iter(vectors.values())).shape[0]
+        out = []
+        for guarded, ref in zip(predicted, references, strict=True):
+            pred = (
+                np.stack([vectors[s] for s in guarded.allowed])
+                if guarded.allowed
+                else np.zeros((0, dim), dtype=np.float32)
+            )
+            ref_vectors = np.stack([vectors[s] for s in ref])
+            out.append(score_steps(pred, ref_vectors, self.match_rules, n_pred=guarded.n_steps))
+        return out
+
+    def _embed_batch(
+        self, predicted: dict[str, None], references: dict[str, None]
+    ) -> dict[str, np.ndarray]:
+        """Vectors of all texts; references via memory, then the store, then one encode."""
+        vectors: dict[str, np.ndarray] = {}
+        missing_refs: list[str] = []
+        for text in references:
+            hit = self._references.get(text)
+            if hit is not None:
+                vectors[text] = hit
+                self.stats.reference_memory_hits += 1
+            else:
+                missing_refs.append(text)
+        store = self.store
+        if missing_refs and store is not None:
+            found = store.get_many(self.encoder.identity, [text_key(t) for t in missing_refs])
+            still = []
+            for text in missing_refs:
+                vec = found.get(text_key(text))
+                if vec is None:
+                    still.append(text)
+                else:
+                    vectors[text] = vec
+                    self._references.put(text, vec)
+                    self.stats.reference_store_hits += 1
+            missing_refs = still
+        missing = set(missing_refs)
+        to_encode = missing_refs + [t for t in predicted if t not in vectors and t not in missing]
+        if to_encode:
+            started = time.perf_counter()
+            encoded = np.asarray(self.encoder.encode(to_encode), dtype=np.float32)
+            self.stats.encode_seconds += time.perf_counter() - started
+            self.stats.references_encoded += len(missing_refs)
+            self.stats.steps_encoded += len(to_encode) - len(missing_refs)
+            for text, vec in zip(to_encode, encoded, strict=True):
+                vectors[text] = vec
+            for text in missing_refs:
+                self._references.put(text, vectors[text])
+            if store is not None and missing_refs:
+                store.put_many(
+                    self.encoder.identity, [(text_key(t), vectors[t]) for t in missing_refs]
+                )
+        return vectors
+
+    def warm(self, items: Iterable[BenchmarkItem], chunk: int = 8192) -> int:
+        """Embed the reference steps of ``items`` ahead of training; returns how many were new.
+
+        Call it once at start-up with the training set: every later batch then encodes only
+        completion steps. With a store, the work is done once per encoder, ever.
+        """
+        with self._lock:
+            texts = dict.fromkeys(s for item in items for s in reference_steps(item))
+            pending = [t for t in texts if self._references.get(t) is None]
+            before = self.stats.references_encoded
+            for start in range(0, len(pending), chunk):
+                self._embed_batch({}, dict.fromkeys(pending[start : start + chunk]))
+            return self.stats.references_encoded - before
+
+    def clear(self) -> None:
+        """Forget memoised results and in-memory reference embeddings."""
+        with self._lock:
+            self._memo.clear()
+            self._references.clear()
+
+
+def _text_digest(text: str | None) -> str:
+    if text is None:
+        return "<none>"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _judge_identity(judge: Judge | None) -> Any:
+    if judge is None:
+        return None
+    identity: Any = getattr(judge, "identity", None)
+    if hasattr(identity, "model_dump"):
+        return identity.model_dump()
+    return str(identity) if identity is not None else type(judge).__name__
