@@ -9,11 +9,13 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
 SOURCES := src tests benchmarks
 
-.PHONY: demo test lint format typecheck pytest browser clean help
+.PHONY: demo test lint format typecheck pytest browser bench-env bench clean help
 
 help:
 	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
 	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
+	@echo "make bench  - build benchmarks/.venv-bench (with crystal-metrics) and run the scoring"
+	@echo "              benchmark against crystal-metrics (see benchmarks/RESULTS.md)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +54,16 @@ pytest: $(VENV)/.installed-test browser
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 test: lint pytest
+
+# The benchmarks have their own environment: crystal-metrics never enters .venv.
+BENCH_PY := benchmarks/.venv-bench/bin/python
+BENCH_ARGS ?= leaderboard --items 300 --sets 5 --wait-quiet 0.2
+
+bench-env:
+	PYTHON=$(PYTHON) benchmarks/setup_env.sh
+
+bench: bench-env
+	$(BENCH_PY) benchmarks/bench_scoring.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache crystal-demo

@@ -103,7 +103,7 @@ def test_damaged_row_is_a_miss(tmp_path):
     store = EmbeddingStore(path)
     store.put_many("enc", [(text_key("t"), np.ones(4, dtype=np.float32))])
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE embeddings SET vector = ?", [b"\x00\x01"])
+        conn.execute("UPDATE vectors SET vector = ?", [b"\x00\x01"])
     assert store.get_many("enc", [text_key("t")]) == {}
 
 
@@ -161,6 +161,71 @@ def test_two_processes_share_the_cache_without_corruption(tmp_path):
         assert np.array_equal(found[text_key(text)], expected[row])
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_cache_in_the_first_layout_is_migrated_on_open(tmp_path):
+    """Caches written by the first release (a WITHOUT ROWID table) keep their vectors."""
+    path = tmp_path / "old.sqlite"
+    encoder = HashEncoder(dim=16)
+    texts = ["the bar for 2019 is tallest", "so the answer is B"]
+    vectors = encoder.encode(texts)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE embeddings (encoder TEXT NOT NULL, key BLOB NOT NULL,"
+            " dim INTEGER NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (encoder, key))"
+            " WITHOUT ROWID"
+        )
+        conn.executemany(
+            "INSERT INTO embeddings VALUES (?, ?, ?, ?)",
+            [
+                (encoder.identity, text_key(t), 16, v.tobytes())
+                for t, v in zip(texts, vectors, strict=True)
+            ],
+        )
+    store = EmbeddingStore(path)
+    found = store.get_many(encoder.identity, [text_key(t) for t in texts])
+    assert [found[text_key(t)].tolist() for t in texts] == vectors.tolist()
+    assert store.stats()[encoder.identity] == 2
+    store.close()
+    with sqlite3.connect(path) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "embeddings" not in tables
+    assert EmbeddingStore(path).stats()[encoder.identity] == 2  # reopening changes nothing
+
+
+def test_one_store_is_safe_to_share_between_threads(tmp_path):
+    """A reward server's handler threads may share one store object."""
+    import threading
+
+    store = EmbeddingStore(tmp_path / "threads.sqlite")
+    encoder = HashEncoder(dim=32)
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            texts = [f"thread text {offset + i}" for i in range(200)]
+            vectors = encoder.encode(texts)
+            keys = [text_key(t) for t in texts]
+            for start in range(0, 200, 20):
+                store.put_many(
+                    encoder.identity, list(zip(keys, vectors, strict=True))[start : start + 20]
+                )
+                store.get_many(encoder.identity, keys[: start + 20])
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k * 100,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    everything = [f"thread text {i}" for i in range(500)]
+    found = store.get_many(encoder.identity, [text_key(t) for t in everything])
+    assert len(found) == 500
+    expected = encoder.encode(everything)
+    assert all(np.array_equal(found[text_key(t)], expected[i]) for i, t in enumerate(everything))
+    store.close()
 
 
 def test_load_encoder_names():

@@ -76,8 +76,17 @@ INFER_CONCURRENCY: Final = 32
 """Requests in flight per endpoint."""
 
 # --- running ---------------------------------------------------------------------------------
-ENCODE_BATCH_SIZE: Final = 256
-"""Sentences per encoder forward pass (texts are length-sorted first)."""
+ENCODE_BATCH_SIZE: Final = 64
+"""Sentences per encoder forward pass on CPU (texts are length-sorted first). Measured
+fastest for MiniLM on a 2-core CPU: 64 beats 256 by 20-50 % because smaller activations stay
+in cache (``benchmarks/bench_batch_size.py``, ``benchmarks/RESULTS.md``)."""
+
+GPU_ENCODE_BATCH_SIZE: Final = 1024
+"""Sentences per encoder forward pass on a GPU."""
+
+ENCODE_CALL_TEXTS: Final = 4096
+"""Texts the caching front end hands to the encoder per call (it splits them into batches);
+also how often the cache is written and the progress bar moves."""
 
 SCORE_CHUNK_ITEMS: Final = 4096
 """Items scored per chunk; bounds memory on very large runs."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -75,6 +76,52 @@ def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
     )
 
 
+def greedy_pairs(
+    similarity: np.ndarray, rules: MatchRules | None = None
+) -> list[tuple[int, int, float]]:
+    """:func:`greedy_match` as plain ``(pred_index, ref_index, cosine)`` tuples.
+
+    The same matches in the same order, without building records (for hot loops).
+
+    Examples:
+        >>> S = np.array([[0.9, 0.8], [0.95, 0.2]], dtype=np.float32)
+        >>> [(i, j) for i, j, _ in greedy_pairs(S)]
+        [(1, 0), (0, 1)]
+    """
+    rules = rules or MatchRules()
+    sim = np.asarray(similarity, dtype=np.float32)
+    if sim.ndim != 2 or sim.size == 0:
+        return []
+    tau32 = np.float32(rules.tau)
+    passing = sim > tau32 if rules.strict else sim >= tau32
+    rows, cols = np.nonzero(passing)
+    if rows.size == 0:
+        return []
+    values = sim[rows, cols]
+    # np.lexsort sorts by the last key first, ascending.
+    if rules.ties_high_first:
+        order = np.lexsort((-cols, -rows, -values))
+    else:
+        order = np.lexsort((cols, rows, -values))
+    n_pred, n_ref = sim.shape
+    used_pred = [False] * n_pred
+    used_ref = [False] * n_ref
+    pairs: list[tuple[int, int, float]] = []
+    limit = min(n_pred, n_ref)
+    # Python ints and floats from .tolist(): the loop is the hot path of a whole run.
+    for i, j, value in zip(
+        rows[order].tolist(), cols[order].tolist(), values[order].tolist(), strict=True
+    ):
+        if used_pred[i] or used_ref[j]:
+            continue
+        used_pred[i] = True
+        used_ref[j] = True
+        pairs.append((i, j, value))
+        if len(pairs) == limit:
+            break
+    return pairs
+
+
 def greedy_match(similarity: np.ndarray, rules: MatchRules | None = None) -> list[StepMatch]:
     """Greedy one-to-one matching over pairs that pass the threshold.
 
@@ -94,36 +141,10 @@ def greedy_match(similarity: np.ndarray, rules: MatchRules | None = None) -> lis
         >>> [(x.pred_index, x.ref_index) for x in greedy_match(S)]
         [(1, 0), (0, 1)]
     """
-    rules = rules or MatchRules()
-    sim = np.asarray(similarity, dtype=np.float32)
-    if sim.size == 0:
-        return []
-    tau32 = np.float32(rules.tau)
-    passing = sim > tau32 if rules.strict else sim >= tau32
-    rows, cols = np.nonzero(passing)
-    if rows.size == 0:
-        return []
-    values = sim[rows, cols]
-    # np.lexsort sorts by the last key first, ascending.
-    if rules.ties_high_first:
-        order = np.lexsort((-cols, -rows, -values))
-    else:
-        order = np.lexsort((cols, rows, -values))
-    used_pred: set[int] = set()
-    used_ref: set[int] = set()
-    matches: list[StepMatch] = []
-    limit = min(sim.shape)
-    for k in order:
-        i = int(rows[k])
-        j = int(cols[k])
-        if i in used_pred or j in used_ref:
-            continue
-        used_pred.add(i)
-        used_ref.add(j)
-        matches.append(StepMatch(pred_index=i, ref_index=j, cosine=float(values[k])))
-        if len(matches) == limit:
-            break
-    return matches
+    return [
+        StepMatch(pred_index=i, ref_index=j, cosine=value)
+        for i, j, value in greedy_pairs(similarity, rules)
+    ]
 
 
 def prediction_order(matches: Sequence[StepMatch]) -> list[int]:
@@ -202,10 +223,16 @@ def kendall_score(sequence: Sequence[int]) -> float:
     k = len(sequence)
     if k < 2:
         return 1.0
-    seq = np.asarray(sequence)
-    diff = np.sign(seq[None, :] - seq[:, None])
-    upper = np.triu(diff, k=1)
-    tau = float(upper.sum()) / (k * (k - 1) / 2)
+    seq = list(sequence)
+    # Chains are short (k <= a few dozen): counting in Python beats numpy's overhead.
+    balance = 0
+    for pos, left in enumerate(seq):
+        for right in seq[pos + 1 :]:
+            if right > left:
+                balance += 1
+            elif right < left:
+                balance -= 1
+    tau = balance / (k * (k - 1) / 2)
     return (tau + 1.0) / 2.0
 
 
@@ -241,6 +268,76 @@ def ordered_f1(f1: float, order: float, alpha: float = ALPHA) -> float:
     return f1 * ((1.0 - alpha) + alpha * order)
 
 
+class ChainMetrics(NamedTuple):
+    """The numbers of :class:`~crystalbench.types.ChainScore` as plain data (no records)."""
+
+    n_pred: int
+    n_ref: int
+    matches: list[tuple[int, int, float]]
+    """``(pred_index, ref_index, cosine)`` in acceptance order."""
+    out_of_order: list[tuple[int, int, float]]
+    precision: float
+    recall: float
+    f1: float
+    lis: float
+    kendall: float
+    ordered_f1: float
+
+
+def check_order_metric(order_metric: str) -> None:
+    """Raise :class:`~crystalbench.errors.UnknownNameError` for an unknown order metric."""
+    if order_metric not in ORDER_METRICS:
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("order metric", order_metric, ORDER_METRICS)
+
+
+def chain_metrics(
+    similarity: np.ndarray,
+    *,
+    rules: MatchRules | None = None,
+    alpha: float = ALPHA,
+    order_metric: str = ORDER_METRIC,
+) -> ChainMetrics:
+    """:func:`score_chain` without building records: the same numbers, for hot loops.
+
+    Examples:
+        >>> m = chain_metrics(np.eye(3, dtype=np.float32)[::-1])
+        >>> m.f1, m.lis, [(i, j) for i, j, _ in m.out_of_order]
+        (1.0, 0.3333333333333333, [(2, 0), (1, 1)])
+    """
+    check_order_metric(order_metric)
+    sim = np.asarray(similarity, dtype=np.float32)
+    if sim.ndim != 2:
+        sim = sim.reshape(0, 0)
+    n_pred, n_ref = sim.shape
+    matches = greedy_pairs(sim, rules)
+    precision, recall, f1 = precision_recall_f1(len(matches), n_pred, n_ref)
+    if len(matches) < 2:
+        return ChainMetrics(
+            n_pred, n_ref, matches, [], precision, recall, f1, 1.0, 1.0, ordered_f1(f1, 1.0, alpha)
+        )
+    by_ref = sorted(matches, key=lambda m: m[1])
+    sequence = [m[0] for m in by_ref]
+    keep = set(longest_increasing_subsequence(sequence))
+    out_of_order = [m for k, m in enumerate(by_ref) if k not in keep]
+    lis = len(keep) / len(sequence)
+    kendall = kendall_score(sequence)
+    order = lis if order_metric == "lis" else kendall
+    return ChainMetrics(
+        n_pred,
+        n_ref,
+        matches,
+        out_of_order,
+        precision,
+        recall,
+        f1,
+        lis,
+        kendall,
+        ordered_f1(f1, order, alpha),
+    )
+
+
 def score_chain(
     similarity: np.ndarray,
     *,
@@ -266,32 +363,16 @@ def score_chain(
         >>> [(m.pred_index, m.ref_index) for m in s.out_of_order]
         [(2, 0), (1, 1)]
     """
-    if order_metric not in ORDER_METRICS:
-        from crystalbench.errors import UnknownNameError
-
-        raise UnknownNameError("order metric", order_metric, ORDER_METRICS)
-    sim = np.asarray(similarity, dtype=np.float32)
-    if sim.ndim != 2:
-        sim = sim.reshape(0, 0)
-    n_pred, n_ref = sim.shape
-    matches = greedy_match(sim, rules)
-    precision, recall, f1 = precision_recall_f1(len(matches), n_pred, n_ref)
-    by_ref = sorted(matches, key=lambda m: m.ref_index)
-    sequence = [m.pred_index for m in by_ref]
-    keep = set(longest_increasing_subsequence(sequence)) if len(sequence) >= 2 else None
-    out_of_order = [] if keep is None else [m for k, m in enumerate(by_ref) if k not in keep]
-    lis = lis_ratio(sequence)
-    kendall = kendall_score(sequence)
-    order = lis if order_metric == "lis" else kendall
+    m = chain_metrics(similarity, rules=rules, alpha=alpha, order_metric=order_metric)
     return ChainScore(
-        n_pred=n_pred,
-        n_ref=n_ref,
-        matches=matches,
-        out_of_order=out_of_order,
-        precision=precision,
-        recall=recall,
-        f1=f1,
-        lis=lis,
-        kendall=kendall,
-        ordered_f1=ordered_f1(f1, order, alpha),
+        n_pred=m.n_pred,
+        n_ref=m.n_ref,
+        matches=[StepMatch(pred_index=i, ref_index=j, cosine=c) for i, j, c in m.matches],
+        out_of_order=[StepMatch(pred_index=i, ref_index=j, cosine=c) for i, j, c in m.out_of_order],
+        precision=m.precision,
+        recall=m.recall,
+        f1=m.f1,
+        lis=m.lis,
+        kendall=m.kendall,
+        ordered_f1=m.ordered_f1,
     )

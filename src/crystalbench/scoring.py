@@ -28,7 +28,7 @@ from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder, load_
 from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import InputError
 from crystalbench.io import AtomicJsonlWriter, atomic_write_json
-from crystalbench.matching import MatchRules, cosine_matrix, score_chain
+from crystalbench.matching import MatchRules, chain_metrics, check_order_metric, cosine_matrix
 from crystalbench.parsing import parse_prediction
 from crystalbench.predictions import PredictionSet
 from crystalbench.types import (
@@ -196,6 +196,7 @@ class Scorer:
             judge = OpenAIJudge.from_config(self.config.judge, cache_dir=self.config.cache_dir)
         self.judge = judge
         self.rules = MatchRules.for_compat(self.config.compat, tau=self.config.threshold)
+        check_order_metric(self.config.order_metric)
         self.timings: dict[str, float] = {}
 
     # ------------------------------------------------------------------ helpers
@@ -253,21 +254,28 @@ class Scorer:
         ``blank_given`` counts blank steps a structured prediction carried (the parser
         already dropped them) so that ``n_blank_dropped`` reports them.
         """
+        texts = list(vectors)
+        dim = next(iter(vectors.values())).shape[0] if vectors else 0
+        matrix = np.stack(list(vectors.values())) if vectors else np.zeros((0, dim), np.float32)
+        rows = {text: k for k, text in enumerate(texts)}
+        return self._score(item, parsed, matrix, rows, verdict, blank_given)
+
+    def _score(
+        self,
+        item: BenchmarkItem,
+        parsed: ParsedResponse | None,
+        matrix: np.ndarray,
+        rows: dict[str, int],
+        verdict: AnswerVerdict,
+        blank_given: int,
+    ) -> ItemResult:
+        """Score one item; its step vectors are rows of ``matrix`` (``rows`` maps text -> row)."""
         ref_steps, ref_blank = _non_blank(item.reference_steps)
         pred_steps, pred_blank = _non_blank(parsed.steps) if parsed is not None else ([], 0)
         pred_blank += blank_given
-        dim = next(iter(vectors.values())).shape[0] if vectors else 0
-        pred = (
-            np.stack([vectors[s] for s in pred_steps])
-            if pred_steps
-            else np.zeros((0, dim), np.float32)
-        )
-        ref = (
-            np.stack([vectors[s] for s in ref_steps])
-            if ref_steps
-            else np.zeros((0, dim), np.float32)
-        )
-        chain = score_chain(
+        pred = matrix[[rows[s] for s in pred_steps]]
+        ref = matrix[[rows[s] for s in ref_steps]]
+        chain = chain_metrics(
             cosine_matrix(pred, ref),
             rules=self.rules,
             alpha=self.config.alpha,
@@ -282,8 +290,8 @@ class Scorer:
             n_pred=chain.n_pred,
             n_ref=chain.n_ref,
             n_blank_dropped=ref_blank + pred_blank,
-            matches=[(m.pred_index, m.ref_index, m.cosine) for m in chain.matches],
-            out_of_order=[(m.pred_index, m.ref_index) for m in chain.out_of_order],
+            matches=chain.matches,
+            out_of_order=[(i, j) for i, j, _ in chain.out_of_order],
             precision=chain.precision,
             recall=chain.recall,
             f1=chain.f1,
@@ -306,7 +314,11 @@ class Scorer:
         *,
         chunk_items: int = SCORE_CHUNK_ITEMS,
     ) -> Iterator[ItemResult]:
-        """Yield one :class:`ItemResult` per item, in benchmark order, chunk by chunk."""
+        """Yield one :class:`ItemResult` per item, in benchmark order, chunk by chunk.
+
+        Each chunk's distinct step texts are embedded at once (cache first, then the
+        encoder in length-sorted batches) into one matrix; items then index its rows.
+        """
         for start in range(0, len(items), chunk_items):
             chunk = items[start : start + chunk_items]
             began = time.perf_counter()
@@ -327,18 +339,31 @@ class Scorer:
                 if parsed is not None:
                     texts.extend(s for s in parsed.steps if s.strip())
             began = time.perf_counter()
-            vectors = self.front.lookup(list(dict.fromkeys(texts)))
+            unique = list(dict.fromkeys(texts))
+            vectors = self.front.lookup(unique)
+            matrix = _stack_rows([vectors[t] for t in unique])
+            del vectors
+            rows = {text: k for k, text in enumerate(unique)}
             self._tick("embed", began)
             began = time.perf_counter()
             verdicts = self._verdicts(work)
             self._tick("answers", began)
-            began = time.perf_counter()
+            scored = 0.0
             for (item, parsed), blank, verdict in zip(work, blanks, verdicts, strict=True):
-                result = self.score_item(item, parsed, vectors, verdict, blank_given=blank)
+                began = time.perf_counter()
+                result = self._score(item, parsed, matrix, rows, verdict, blank)
+                scored += time.perf_counter() - began
                 if self.progress:
                     self.progress("score", 1, len(items))
                 yield result
-            self._tick("score", began)
+            self.timings["score"] = self.timings.get("score", 0.0) + scored
+
+
+def _stack_rows(vectors: list[np.ndarray]) -> np.ndarray:
+    """One ``(n, dim)`` float32 matrix from row vectors (``(0, 0)`` when there are none)."""
+    if not vectors:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack(vectors).astype(np.float32, copy=False)
 
 
 def _judge_record(judge: Any) -> dict[str, Any] | None:
@@ -442,12 +467,16 @@ def evaluate(
     writer = AtomicJsonlWriter(Path(out_dir) / "examples.jsonl") if out_dir is not None else None
     began = time.perf_counter()
     try:
+        written = 0.0
         for result in scorer.iter_results(subset.items, known):
+            started = time.perf_counter()
             aggregator.add(result)
             if keep_items:
                 results.append(result)
             if writer is not None:
                 writer.write(result)
+            written += time.perf_counter() - started
+        scorer.timings["write"] = written
     except BaseException:
         if writer is not None:
             writer.__exit__(RuntimeError, None, None)

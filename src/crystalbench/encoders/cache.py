@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,10 +20,18 @@ from pathlib import Path
 
 import numpy as np
 
-from crystalbench.defaults import CACHE_DIR_ENV, ENCODE_BATCH_SIZE
+from crystalbench.defaults import CACHE_DIR_ENV, ENCODE_CALL_TEXTS
 from crystalbench.encoders.base import Encoder
 
 _SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit
+
+# An ordinary rowid table: vectors (1.5 KB for 384 dims) are too large for WITHOUT ROWID,
+# which pushes every row onto overflow pages.
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vectors ("
+    " encoder TEXT NOT NULL, key BLOB NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,"
+    " UNIQUE (encoder, key))"
+)
 
 
 def default_cache_dir() -> Path:
@@ -41,7 +50,11 @@ def text_key(text: str) -> bytes:
 
 
 class EmbeddingStore:
-    """Embeddings on disk in one SQLite file, shared safely between processes.
+    """Embeddings on disk in one SQLite file, shared safely between processes and threads.
+
+    One store object may be used from several threads (e.g. a reward server's request
+    handlers): its connection is opened with ``check_same_thread=False`` and every
+    statement runs under a lock.
 
     Args:
         path: The database file; its folder is created.
@@ -57,15 +70,34 @@ class EmbeddingStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(
+            str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
+        )
         self._conn.execute("PRAGMA busy_timeout = 60000")
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = NORMAL")
+        with self._transaction():
+            self._conn.execute(_SCHEMA)
+            self._migrate_v1()
+
+    def _migrate_v1(self) -> None:
+        """Move vectors from the first layout (a ``WITHOUT ROWID`` table) into ``vectors``.
+
+        That layout stored each 1.5 KB vector on overflow pages (4.7 KB per entry, 3x slower
+        reads); the rowid table takes 2.1 KB (``benchmarks/bench_cache_schema.py``). Runs
+        once, inside the opening transaction, so concurrent openers migrate only once.
+        """
+        old = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embeddings'"
+        ).fetchone()
+        if old is None:
+            return
         self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings ("
-            " encoder TEXT NOT NULL, key BLOB NOT NULL, dim INTEGER NOT NULL,"
-            " vector BLOB NOT NULL, PRIMARY KEY (encoder, key)) WITHOUT ROWID"
+            "INSERT OR IGNORE INTO vectors (encoder, key, dim, vector)"
+            " SELECT encoder, key, dim, vector FROM embeddings"
         )
+        self._conn.execute("DROP TABLE embeddings")
 
     @classmethod
     def default(cls, cache_dir: str | Path | None = None) -> EmbeddingStore:
@@ -79,10 +111,11 @@ class EmbeddingStore:
         for start in range(0, len(keys), _SQL_CHUNK):
             chunk = list(keys[start : start + _SQL_CHUNK])
             marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT key, dim, vector FROM embeddings WHERE encoder = ? AND key IN ({marks})",
-                [encoder, *chunk],
-            )
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT key, dim, vector FROM vectors WHERE encoder = ? AND key IN ({marks})",
+                    [encoder, *chunk],
+                ).fetchall()
             for key, dim, blob in rows:
                 if len(blob) != 4 * dim:  # a damaged row is treated as a miss
                     continue
@@ -97,9 +130,9 @@ class EmbeddingStore:
             (encoder, key, int(vec.shape[0]), np.ascontiguousarray(vec, np.float32).tobytes())
             for key, vec in items
         ]
-        with self._transaction():
+        with self._lock, self._transaction():
             self._conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (encoder, key, dim, vector) VALUES (?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO vectors (encoder, key, dim, vector) VALUES (?, ?, ?, ?)",
                 rows,
             )
 
@@ -108,9 +141,10 @@ class EmbeddingStore:
 
     def stats(self) -> dict[str, int]:
         """Entry counts per encoder identity and the file size in bytes."""
-        counts = dict(
-            self._conn.execute("SELECT encoder, COUNT(*) FROM embeddings GROUP BY encoder")
-        )
+        with self._lock:
+            counts = dict(
+                self._conn.execute("SELECT encoder, COUNT(*) FROM vectors GROUP BY encoder")
+            )
         size = sum(
             p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()
         )
@@ -118,18 +152,20 @@ class EmbeddingStore:
 
     def clear(self, encoder: str | None = None) -> int:
         """Delete all entries (or one encoder's); returns how many rows went."""
-        with self._transaction():
-            if encoder is None:
-                cursor = self._conn.execute("DELETE FROM embeddings")
-            else:
-                cursor = self._conn.execute("DELETE FROM embeddings WHERE encoder = ?", [encoder])
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._conn.execute("VACUUM")
-        return cursor.rowcount
+        with self._lock:
+            with self._transaction():
+                if encoder is None:
+                    cursor = self._conn.execute("DELETE FROM vectors")
+                else:
+                    cursor = self._conn.execute("DELETE FROM vectors WHERE encoder = ?", [encoder])
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("VACUUM")
+            return cursor.rowcount
 
     def close(self) -> None:
         """Close the connection."""
-        self._conn.close()
+        with self._lock:
+            self._conn.close()
 
 
 class _Transaction:
@@ -182,7 +218,7 @@ class CachingEncoder:
         encoder: Encoder,
         store: EmbeddingStore | None = None,
         *,
-        batch_size: int = ENCODE_BATCH_SIZE * 16,
+        batch_size: int = ENCODE_CALL_TEXTS,
         progress: Callable[[int], None] | None = None,
     ) -> None:
         self.encoder = encoder

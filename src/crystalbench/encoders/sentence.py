@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.defaults import ENCODE_BATCH_SIZE, OFFLINE_ENCODER
+from crystalbench.defaults import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE, OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.errors import EncoderUnavailableError
 
@@ -61,6 +61,10 @@ def pick_device(device: str | None = None) -> str:
     return "cpu"
 
 
+GPU_BATCH_SIZE = GPU_ENCODE_BATCH_SIZE
+"""Default sentences per forward pass on a GPU (CPU: ``ENCODE_BATCH_SIZE``)."""
+
+
 class SentenceTransformerEncoder:
     """Any sentence-transformers model by hub name or local path.
 
@@ -69,9 +73,12 @@ class SentenceTransformerEncoder:
 
     Args:
         name_or_path: Hub name (``all-distilroberta-v1``), ``minilm-offline`` or a folder.
-        device: ``cuda``, ``cpu``, ``mps`` or ``None`` for automatic.
-        dtype: ``float32`` or ``float16`` (float16 only makes sense on a GPU).
-        batch_size: Sentences per forward pass.
+        device: ``cuda``, ``cuda:1``, ``cpu``, ``mps`` or ``None`` for automatic.
+        dtype: ``float32`` or ``float16`` (float16 needs a GPU: the weights are halved
+            and batches run in half precision; vectors come back as float32).
+        batch_size: Sentences per forward pass; ``None`` picks 64 on CPU and 1024 on a
+            GPU (texts arrive length-sorted, so batches waste little padding).
+        threads: torch intra-op threads for this process (``None``: torch's default).
     """
 
     def __init__(
@@ -80,14 +87,21 @@ class SentenceTransformerEncoder:
         *,
         device: str | None = None,
         dtype: str = "float32",
-        batch_size: int = ENCODE_BATCH_SIZE,
+        batch_size: int | None = None,
+        threads: int | None = None,
     ) -> None:
+        if dtype not in ("float32", "float16"):
+            from crystalbench.errors import UnknownNameError
+
+            raise UnknownNameError("encoder dtype", dtype, ("float32", "float16"))
         self.name = name_or_path
         self.device_request = device
         self.dtype = dtype
-        self.batch_size = batch_size
+        self.batch_size_request = batch_size
+        self.threads = threads
         self._model: Any = None
         self._identity: str | None = None
+        self._device: str | None = None
 
     def _resolve_path(self) -> str:
         if self.name == OFFLINE_ENCODER:
@@ -106,6 +120,24 @@ class SentenceTransformerEncoder:
         return self._identity
 
     @property
+    def device(self) -> str:
+        """The device the model runs on (resolved on first use)."""
+        if self._device is None:
+            self._device = pick_device(self.device_request)
+        return self._device
+
+    @property
+    def batch_size(self) -> int:
+        """Sentences per forward pass (see the class docstring for the defaults)."""
+        if self.batch_size_request:
+            return self.batch_size_request
+        return GPU_BATCH_SIZE if self.device.startswith("cuda") else ENCODE_BATCH_SIZE
+
+    @batch_size.setter
+    def batch_size(self, value: int | None) -> None:
+        self.batch_size_request = value
+
+    @property
     def model(self) -> Any:
         """The loaded ``SentenceTransformer`` (loads on first access)."""
         if self._model is None:
@@ -113,6 +145,12 @@ class SentenceTransformerEncoder:
         return self._model
 
     def _load(self) -> Any:
+        device = self.device
+        if self.dtype == "float16" and not device.startswith(("cuda", "mps")):
+            raise EncoderUnavailableError(
+                f"--dtype float16 needs a GPU, but the encoder would run on {device!r}; "
+                "use float32 on CPU (or --backend onnx-int8 for a faster CPU path)"
+            )
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -120,8 +158,11 @@ class SentenceTransformerEncoder:
                 f"encoder {self.name!r} needs sentence-transformers: "
                 "pip install 'crystalbench[embed]'. " + OFFLINE_HINT
             ) from exc
+        if self.threads:
+            import torch
+
+            torch.set_num_threads(self.threads)
         target = self._resolve_path()
-        device = pick_device(self.device_request)
         try:
             model = SentenceTransformer(target, device=device)
         except Exception as exc:  # hub errors come in many classes (OSError, HTTP, gated)
@@ -140,8 +181,13 @@ class SentenceTransformerEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` as unit-length float32 rows."""
         if not texts:
-            dim = self.model.get_sentence_embedding_dimension() or 0
-            return np.zeros((0, dim), dtype=np.float32)
+            model = self.model
+            dim = (
+                model.get_embedding_dimension()
+                if hasattr(model, "get_embedding_dimension")
+                else model.get_sentence_embedding_dimension()
+            )
+            return np.zeros((0, dim or 0), dtype=np.float32)
         vectors = self.model.encode(
             list(texts),
             batch_size=self.batch_size,
@@ -149,4 +195,5 @@ class SentenceTransformerEncoder:
             normalize_embeddings=False,
             show_progress_bar=False,
         )
+        # float16 models return float16 arrays: widen before normalising.
         return l2_normalise(np.asarray(vectors, dtype=np.float32))

@@ -44,9 +44,12 @@ __all__ = [
     "zero3_enabled",
 ]
 
-CPU_BATCH_SIZE = 64
+CPU_BATCH_SIZE = ENCODE_BATCH_SIZE
 """Sentences per forward pass on CPU: measured fastest for MiniLM on this project's CPU
 (larger batches thrash the cache; see ``benchmarks/results/rewards.md``)."""
+
+GPU_BATCH_SIZE = 256
+"""Sentences per forward pass on a GPU (reward batches are a few thousand steps)."""
 
 _ENCODERS: dict[tuple[Any, ...], Encoder] = {}
 _ENCODERS_LOCK = threading.Lock()
@@ -161,7 +164,7 @@ def load_reward_encoder(
                 _ENCODERS[key] = load_encoder("hash")
             return _ENCODERS[key]
     resolved = reward_device(device)
-    size = batch_size or (CPU_BATCH_SIZE if resolved == "cpu" else ENCODE_BATCH_SIZE)
+    size = batch_size or (CPU_BATCH_SIZE if resolved == "cpu" else GPU_BATCH_SIZE)
     key = (name, resolved, dtype, size)
     with _ENCODERS_LOCK:
         encoder = _ENCODERS.get(key)

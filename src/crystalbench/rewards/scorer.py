@@ -150,10 +150,9 @@ class RewardScorer:
             evaluation's Match F1).
         judge: Judge for free-form answers; exact match only when ``None``.
         store: On-disk embedding store for reference steps (never for completions, which
-            rarely repeat): an :class:`~crystalbench.encoders.EmbeddingStore` used from the
-            calling thread only, or the path of its SQLite file, opened once per thread
-            (for servers and trainers that call from worker threads); ``None`` keeps
-            references in memory only.
+            rarely repeat): an :class:`~crystalbench.encoders.EmbeddingStore` (safe to share
+            between threads), or the path of its SQLite file, opened once per calling
+            thread; ``None`` keeps references in memory only.
         reference_cache_size: Reference embeddings kept in memory (LRU).
         memo_size: (completion, item) results kept for repeated calls on the same batch.
 
