@@ -25,6 +25,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_rewards.py                # full run (~3 min on 2 cores)
     .venv/bin/python benchmarks/bench_rewards.py --items 16 --rounds 2   # quick look
+    .venv/bin/python benchmarks/bench_rewards.py --backend onnx  # ours through ONNX Runtime
 """
 
 from __future__ import annotations
@@ -189,6 +190,14 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument(
+        "--backend",
+        default="torch",
+        choices=("torch", "onnx", "onnx-int8"),
+        help="how *our* scorer runs the encoder; crystal-metrics always gets the torch model "
+        "(onnx: the same weights through ONNX Runtime, vectors within ~1e-6; onnx-int8: "
+        "quantised, step F1 no longer identical)",
+    )
+    parser.add_argument(
         "--rounds", type=int, default=8, help="interleaved timing rounds (1: one call each)"
     )
     args = parser.parse_args()
@@ -199,8 +208,14 @@ def main() -> None:
     from crystalbench.rewards.types import StepGuards
 
     completions, items = build(args.items, args.per_item)
-    encoder = load_reward_encoder(args.encoder, device=args.device)
-    model = encoder.model  # type: ignore[attr-defined]
+    torch_encoder = load_reward_encoder(args.encoder, device=args.device)
+    model = torch_encoder.model  # type: ignore[attr-defined]
+    encoder = torch_encoder
+    if args.backend != "torch":
+        from crystalbench.encoders import load_encoder
+        from crystalbench.rewards.encoder_loading import CPU_BATCH_SIZE
+
+        encoder = load_encoder(args.encoder, backend=args.backend, batch_size=CPU_BATCH_SIZE)
     n = len(completions)
     n_steps = sum(len(json.loads(c)["reasoning_steps"]) for c in completions)
     unique_steps = len({s for c in completions for s in json.loads(c)["reasoning_steps"]})
@@ -216,6 +231,7 @@ def main() -> None:
         f"load {os.getloadavg()[0]:.2f}, {platform.processor() or platform.machine()}"
     )
     model.encode(["warm up the model"] * 8, show_progress_bar=False)
+    encoder.encode(["warm up the model"] * 8)
     # One-time costs (lazy imports of the answer checker, math-verify) stay out of the timings.
     warm_completions, warm_items = build(2, 2, seed=99)
     RewardScorer(encoder).signals(warm_completions, warm_items)

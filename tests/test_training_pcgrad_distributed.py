@@ -17,6 +17,7 @@ Both run with two micro-batches per optimizer step, so accumulation is covered t
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 import types
@@ -129,6 +130,10 @@ def _worker(rank: int, store: str) -> None:
     try:
         for mode in ("ddp", "zero3"):
             _check(rank, mode)
+        # Tear down only when both ranks are done: a rank that leaves while the other still
+        # talks to it makes gloo abort ("terminate called without an active exception").
+        gc.collect()  # drops DDP's reducer and its communication hooks first
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
