@@ -240,26 +240,6 @@ class Scorer:
         )
 
     # ------------------------------------------------------------------ scoring
-    def score_item(
-        self,
-        item: BenchmarkItem,
-        parsed: ParsedResponse | None,
-        vectors: dict[str, np.ndarray],
-        verdict: AnswerVerdict,
-        *,
-        blank_given: int = 0,
-    ) -> ItemResult:
-        """Score one item given the embeddings of all its steps.
-
-        ``blank_given`` counts blank steps a structured prediction carried (the parser
-        already dropped them) so that ``n_blank_dropped`` reports them.
-        """
-        texts = list(vectors)
-        dim = next(iter(vectors.values())).shape[0] if vectors else 0
-        matrix = np.stack(list(vectors.values())) if vectors else np.zeros((0, dim), np.float32)
-        rows = {text: k for k, text in enumerate(texts)}
-        return self._score(item, parsed, matrix, rows, verdict, blank_given)
-
     def _score(
         self,
         item: BenchmarkItem,
@@ -269,7 +249,11 @@ class Scorer:
         verdict: AnswerVerdict,
         blank_given: int,
     ) -> ItemResult:
-        """Score one item; its step vectors are rows of ``matrix`` (``rows`` maps text -> row)."""
+        """Score one item; its step vectors are rows of ``matrix`` (``rows`` maps text -> row).
+
+        ``blank_given`` counts blank steps a structured prediction carried (the parser
+        already dropped them) so that ``n_blank_dropped`` reports them.
+        """
         ref_steps, ref_blank = _non_blank(item.reference_steps)
         pred_steps, pred_blank = _non_blank(parsed.steps) if parsed is not None else ([], 0)
         pred_blank += blank_given
