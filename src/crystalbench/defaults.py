@@ -93,3 +93,18 @@ SCORE_CHUNK_ITEMS: Final = 4096
 
 CACHE_DIR_ENV: Final = "CRYSTALBENCH_CACHE_DIR"
 """Environment variable that moves the on-disk caches."""
+
+# --- input limits: files a user hands us ------------------------------------------------------
+# (Each limit is documented in the README; the loaders read them from here.)
+
+# --- images -------------------------------------------------------------------------------------
+# (Where item images may live, how large they may be, how they are sent.)
+
+# --- inference requests ---------------------------------------------------------------------------
+# (Deadlines and waits of ``crystal infer``.)
+
+# --- reward server --------------------------------------------------------------------------------
+# (``crystal serve-rewards``: concurrency, timeouts, limits.)
+
+# --- embedding cache ------------------------------------------------------------------------------
+# (How often computed vectors are committed to the on-disk cache.)

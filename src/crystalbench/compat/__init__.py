@@ -1,0 +1,7 @@
+"""Every rule of ``crystal-metrics`` 0.2.0 that differs from the paper, and nothing else.
+
+Compat mode (``compat="crystal-metrics-0.2"``, ``answer_rules="crystal-metrics-0.2"``)
+reproduces the numbers of the authors' PyPI package so that its published scores can be
+recomputed; paper mode never reaches into this package. The differences are listed in
+``docs/metrics.md`` ("Where compat mode differs").
+"""
