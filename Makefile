@@ -9,11 +9,12 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
 SOURCES := src tests benchmarks
 
-.PHONY: demo test lint format typecheck pytest browser bench-env bench clean help
+.PHONY: demo test test-fast lint format typecheck pytest browser bench-env bench clean help
 
 help:
 	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
 	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
+	@echo "make test-fast - the quick loop: the suite without tests marked slow (no lint)"
 	@echo "make bench  - build benchmarks/.venv-bench (with crystal-metrics) and run the scoring"
 	@echo "              benchmark against crystal-metrics (see benchmarks/RESULTS.md)"
 
@@ -54,6 +55,10 @@ pytest: $(VENV)/.installed-test browser
 	HF_HUB_OFFLINE=1 $(BIN)/pytest
 
 test: lint pytest
+
+# The quick loop while working: everything but the tests marked slow (real models, browser).
+test-fast: $(VENV)/.installed-test
+	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
 # The benchmarks have their own environment: crystal-metrics never enters .venv.
 BENCH_PY := benchmarks/.venv-bench/bin/python

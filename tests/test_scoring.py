@@ -14,6 +14,7 @@ from crystalbench.errors import InputError
 from crystalbench.predictions import load_predictions
 from crystalbench.scoring import evaluate
 from crystalbench.types import BenchmarkItem, ItemResult, Prediction, RunSummary
+from fakes import CountingEncoder
 
 HASH = ScoreConfig(encoder="hash", use_cache=False)
 
@@ -31,16 +32,6 @@ def _item(i, steps, answer="3", source="plotqa", **extra):
         reference_steps=steps,
         **extra,
     )
-
-
-class CountingEncoder(HashEncoder):
-    def __init__(self):
-        super().__init__(dim=64)
-        self.seen: list[str] = []
-
-    def encode(self, texts):
-        self.seen.extend(texts)
-        return super().encode(texts)
 
 
 def test_golden_item_through_the_whole_pipeline():
@@ -123,7 +114,7 @@ def test_each_unique_text_is_encoded_once():
     steps = ["shared step", "another"]
     bench = _bench([_item(i, steps) for i in range(5)])
     preds = [Prediction(id=str(i), reasoning_steps=["shared step", f"own {i}"]) for i in range(5)]
-    encoder = CountingEncoder()
+    encoder = CountingEncoder(HashEncoder(dim=64))
     evaluate(bench, preds, HASH, encoder=encoder)
     assert sorted(encoder.seen) == sorted(
         {"shared step", "another", *[f"own {i}" for i in range(5)]}
@@ -136,10 +127,10 @@ def test_rescoring_with_another_threshold_makes_no_encoder_calls(tmp_path):
         Prediction(id=i.id, reasoning_steps=i.reference_steps[::-1], answer=i.answer) for i in bench
     ]
     store = EmbeddingStore(tmp_path / "cache.sqlite")
-    first = CountingEncoder()
+    first = CountingEncoder(HashEncoder(dim=64))
     evaluate(bench, preds, HASH, encoder=first, store=store)
     assert first.seen
-    second = CountingEncoder()
+    second = CountingEncoder(HashEncoder(dim=64))
     again = evaluate(
         bench,
         preds,

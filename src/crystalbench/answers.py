@@ -481,7 +481,7 @@ def _free_form(
 # ---------------------------------------------------------------------------------------------
 # Re-implemented from the behaviour of crystal_metrics/accuracy.py (AnswerNormalizer and
 # AccuracyCalculator.evaluate_single). The quirks are deliberate: reproducing them is the
-# point of this mode. tests/test_answers.py checks parity with the real package.
+# point of this mode. tests/answers/test_answers.py checks parity with the real package.
 
 _CM_DELTA = 1e-10
 _CM_LEAD_INS = ("the answer is", "the result is", "answer", "result", "approximately", "about")

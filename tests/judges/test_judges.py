@@ -34,7 +34,7 @@ from crystalbench.judges import (
 )
 from crystalbench.types import BenchmarkItem
 
-PROMPT_FILE = Path(__file__).parents[1] / "src" / "crystalbench" / "prompts" / "judge_v1.txt"
+PROMPT_FILE = Path(__file__).parents[2] / "src" / "crystalbench" / "prompts" / "judge_v1.txt"
 
 # ----------------------------------------------------------------------------- reply parsing
 

@@ -22,7 +22,7 @@ from crystalbench.judges import JudgeVerdict, ScriptedJudge
 from crystalbench.types import BenchmarkItem
 
 COMPAT = "crystal-metrics-0.2"
-CASES_FILE = Path(__file__).parent / "data" / "answers" / "cases.jsonl"
+CASES_FILE = Path(__file__).parent / "cases.jsonl"
 CASES = [json.loads(line) for line in CASES_FILE.read_text(encoding="utf-8").splitlines() if line]
 
 

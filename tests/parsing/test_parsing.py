@@ -1,6 +1,6 @@
 """Tests for :mod:`crystalbench.parsing`: golden model outputs, properties, adversarial input.
 
-Golden cases live in ``tests/data/parsing/cases.yaml`` (hand-written expectations, in the styles
+Golden cases live in ``tests/parsing/cases.yaml`` (hand-written expectations, in the styles
 of Qwen2.5-VL, InternVL, LLaVA, GPT-4o, Gemini, DeepSeek-R1-style reasoners and MiniCPM).
 """
 
@@ -20,7 +20,7 @@ from crystalbench import parsing
 from crystalbench.parsing import parse_prediction, parse_response, split_sentences
 from crystalbench.types import ParsedResponse, Prediction
 
-CASES_PATH = Path(__file__).parent / "data" / "parsing" / "cases.yaml"
+CASES_PATH = Path(__file__).parent / "cases.yaml"
 TEXT_STATUSES = {
     "json",
     "json_repaired",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 from crystalbench.data import load_benchmark
@@ -19,18 +18,7 @@ from crystalbench.rewards import (
     score_completion,
 )
 from crystalbench.types import BenchmarkItem
-
-
-class CountingEncoder(HashEncoder):
-    """Hash encoder that records each call's texts."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[list[str]] = []
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return super().encode(texts)
+from fakes import CountingEncoder
 
 
 def dumps(steps: Sequence[str], answer: str) -> str:
@@ -71,7 +59,7 @@ def test_batched_equals_one_at_a_time(items):
 
 
 def test_one_encoder_call_per_batch_and_references_cached(items):
-    encoder = CountingEncoder()
+    encoder = CountingEncoder(HashEncoder())
     scorer = RewardScorer(encoder)
     completions, rows = mixed_batch(items[:10])
     scorer.signals(completions, rows)
@@ -89,7 +77,7 @@ def test_one_encoder_call_per_batch_and_references_cached(items):
 
 
 def test_memo_serves_repeated_calls_without_encoding(items):
-    encoder = CountingEncoder()
+    encoder = CountingEncoder(HashEncoder())
     scorer = RewardScorer(encoder)
     completions, rows = mixed_batch(items[:5])
     first = scorer.breakdowns(completions, rows, "cpr_answer")
@@ -114,7 +102,7 @@ def test_memo_never_confuses_items_with_the_same_id(items):
 
 
 def test_warm_then_only_completion_steps_are_encoded(items):
-    encoder = CountingEncoder()
+    encoder = CountingEncoder(HashEncoder())
     scorer = RewardScorer(encoder)
     assert scorer.warm(items) == len({s for i in items for s in i.reference_steps})
     assert scorer.warm(items) == 0
@@ -125,10 +113,10 @@ def test_warm_then_only_completion_steps_are_encoded(items):
 
 def test_on_disk_reference_store_is_shared_across_scorers(tmp_path, items):
     path = tmp_path / "embeddings.sqlite"
-    first = RewardScorer(CountingEncoder(), store=path)
+    first = RewardScorer(CountingEncoder(HashEncoder()), store=path)
     batch = [dumps(["A step."], item.answer) for item in items[:3]]
     first.signals(batch, items[:3])
-    encoder = CountingEncoder()
+    encoder = CountingEncoder(HashEncoder())
     second = RewardScorer(encoder, store=path)
     second.signals(batch, items[:3])
     refs = {s for i in items[:3] for s in i.reference_steps}

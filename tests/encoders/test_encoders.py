@@ -19,22 +19,7 @@ from crystalbench.encoders import (
 )
 from crystalbench.encoders.cache import text_key
 from crystalbench.errors import EncoderUnavailableError
-
-
-class CountingEncoder:
-    """Wraps an encoder and records every text it is asked to encode."""
-
-    def __init__(self, inner=None):
-        self.inner = inner or HashEncoder(dim=32)
-        self.calls: list[list[str]] = []
-
-    @property
-    def identity(self) -> str:
-        return "counting:" + self.inner.identity
-
-    def encode(self, texts):
-        self.calls.append(list(texts))
-        return self.inner.encode(texts)
+from fakes import CountingEncoder
 
 
 def test_hash_encoder_is_deterministic_and_normalised():
@@ -69,21 +54,21 @@ def test_onehot_encoder_exact_cosines():
 
 def test_caching_encoder_dedupes_and_reuses_store(tmp_path):
     store = EmbeddingStore(tmp_path / "e.sqlite")
-    inner = CountingEncoder()
+    inner = CountingEncoder(HashEncoder(dim=32))
     front = CachingEncoder(inner, store)
     out = front.embed(["x y", "z", "x y", "z", "w"])
     assert out.shape == (5, 32)
     assert sorted(t for call in inner.calls for t in call) == ["w", "x y", "z"]
     assert np.array_equal(out[0], out[2])
     # A second front end over the same store encodes nothing.
-    inner2 = CountingEncoder()
+    inner2 = CountingEncoder(HashEncoder(dim=32))
     again = CachingEncoder(inner2, store).embed(["z", "w", "x y"])
     assert inner2.calls == []
     assert np.array_equal(again[2], out[0])
 
 
 def test_length_sorted_batches(tmp_path):
-    inner = CountingEncoder()
+    inner = CountingEncoder(HashEncoder(dim=32))
     front = CachingEncoder(inner, None, batch_size=2)
     front.lookup(["aaaa", "a", "aaa", "aa", "aaaaa"])
     assert inner.calls == [["aaaaa", "aaaa"], ["aaa", "aa"], ["a"]]
