@@ -20,6 +20,7 @@ from crystalbench.training.leakage import LeakageReport, ProgressHook, check_lea
 
 __all__ = ["ProgressHook", "TrainingData", "prepare_data"]
 
+# The logger keeps the name it had before the runner was split, so log filters keep working.
 logger = logging.getLogger("crystalbench.training.runner")
 
 
