@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -293,6 +295,21 @@ def test_builder_images_are_deterministic_and_match_the_committed_ones(
         assert stored.shape == first.shape, name
         changed = (np.abs(stored.astype(int) - first.astype(int)).max(axis=2) > 64).mean()
         assert changed < 0.01, (name, changed)
+
+
+def test_module_command_regenerates_the_sample(tmp_path: Path) -> None:
+    """``python -m crystalbench.data.sample_builder --out DIR``, as the sample's README says."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "sample"
+    done = subprocess.run(
+        [sys.executable, "-m", "crystalbench.data.sample_builder", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == f"wrote 40 items, images and 5 prediction files to {out}"
+    assert (out / "benchmark.jsonl").read_bytes() == BENCHMARK.read_bytes()
+    assert len(list((out / "images").glob("*.png"))) == 40
 
 
 # --- the styles separate as in the paper (real offline encoder) -------------------------------

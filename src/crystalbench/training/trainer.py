@@ -15,7 +15,7 @@ What it adds to ``GRPOTrainer`` (TRL 1.x):
   ``eval_accuracy``, ``eval_match_f1``, ``eval_format_rate``, ``eval_cpr``... and appended to
   ``OUTPUT_DIR/validation.jsonl`` (what the curriculum hand-over selects on).
 - **Curriculum.** With a schedule, prompts are drawn by
-  :class:`~crystalbench.training.curriculum.CurriculumSampler` instead of TRL's shuffled
+  :class:`~crystalbench.training.sampler.CurriculumSampler` instead of TRL's shuffled
   ``RepeatSampler``.
 - **PCGrad.** ``_generate_and_score_completions`` adds ``advantages_answer`` and
   ``advantages_reasoning`` (which sum to TRL's ``advantages``; checked on every batch), and
@@ -60,13 +60,13 @@ from crystalbench.rewards.items import items_from_columns
 from crystalbench.rewards.trl import SignalSource
 from crystalbench.rewards.types import RewardWeights
 from crystalbench.training.config import OBJECTIVES, PCGradConfig, RewardTerm, TrainingError
-from crystalbench.training.curriculum import CurriculumSampler
 from crystalbench.training.evaluation import (
     ValidationResult,
     generate_completions,
     score_validation,
 )
 from crystalbench.training.pcgrad import GradientSurgeon, ProjectionInfo, split_advantages
+from crystalbench.training.sampler import CurriculumSampler
 from crystalbench.types import BenchmarkItem
 
 __all__ = ["CrystalGRPOTrainer", "ValidationSetup"]

@@ -1,0 +1,215 @@
+"""Stage 2 of a run: the :class:`~crystalbench.training.trainer.CrystalGRPOTrainer` of a phase.
+
+:func:`build_trainer` builds the reward functions, the ``GRPOConfig``
+(:func:`crystalbench.training.arguments.grpo_arguments`), the TRL datasets, the curriculum
+schedule and the validation setup, then the trainer, and writes the phase's run files
+(:mod:`crystalbench.training.run_files`). Torch, TRL and the trainer module are imported when
+a trainer is built, not when this module is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crystalbench.training.arguments import grpo_arguments
+from crystalbench.training.checkpoints import checkpoint_keeper
+from crystalbench.training.config import PhasePlan, TrainConfig
+from crystalbench.training.curriculum import curriculum_schedule
+from crystalbench.training.data import item_messages, prompt_digest, to_trl_dataset
+from crystalbench.training.preparation import TrainingData
+from crystalbench.training.run_files import run_files_callback, run_record, write_run_files
+
+if TYPE_CHECKING:
+    from crystalbench.encoders.base import Encoder
+    from crystalbench.rewards.trl import SignalSource
+    from crystalbench.training.trainer import ValidationSetup
+
+__all__ = ["build_trainer", "load_processor"]
+
+
+def load_processor(config: TrainConfig) -> Any:
+    """The processor of ``config.model`` (``AutoProcessor``), with ``processor_kwargs``."""
+    from transformers import AutoProcessor
+
+    return AutoProcessor.from_pretrained(
+        config.model.processor or config.model.name_or_path,
+        trust_remote_code=config.model.trust_remote_code,
+        **config.model.processor_kwargs,
+    )
+
+
+def build_trainer(
+    config: TrainConfig,
+    plan: PhasePlan,
+    data: TrainingData,
+    *,
+    model: Any = None,
+    processing_class: Any = None,
+    callbacks: list[Any] | None = None,
+) -> Any:
+    """A :class:`~crystalbench.training.trainer.CrystalGRPOTrainer` for one phase.
+
+    Args:
+        config: The run.
+        plan: The phase (from :func:`~crystalbench.training.config.phase_plans`).
+        data: From :func:`~crystalbench.training.preparation.prepare_data`.
+        model: A model object, or a path / hub id; ``None`` loads
+            ``config.model.name_or_path``.
+        processing_class: Processor; ``None`` loads it from ``config.model``.
+        callbacks: Extra ``TrainerCallback`` objects.
+    """
+    from trl import GRPOConfig
+
+    from crystalbench.rewards import load_reward_encoder, shared_source, trl_reward_funcs
+    from crystalbench.training.trainer import CrystalGRPOTrainer
+
+    rewards = config.rewards
+    # The reward encoder is loaded before GRPOConfig registers a ZeRO-3 config with
+    # transformers (see crystalbench.rewards.encoder_loading).
+    source = shared_source(
+        server_url=rewards.server_url,
+        encoder=rewards.encoder,
+        tau=rewards.tau,
+        device=rewards.device,
+        allow_think=rewards.allow_think,
+    )
+    reward_funcs = trl_reward_funcs(
+        source, [term.kind for term in plan.terms], weights=rewards.weights, log_metrics=False
+    )
+    evaluation = config.evaluation
+    encoder = (
+        load_reward_encoder(rewards.encoder, device=rewards.device) if evaluation.enabled else None
+    )
+
+    args = grpo_arguments(config, plan)
+    grpo_config = GRPOConfig(**args)
+    if processing_class is None:
+        processing_class = load_processor(config)
+
+    train_dataset, eval_dataset = _trl_datasets(config, data)
+    schedule = None
+    if plan.ordered:
+        cur = config.curriculum
+        schedule = curriculum_schedule(
+            data.split.train,
+            cur.pacing,
+            stages=cur.stages,
+            tie_break=cur.tie_break,
+            seed=config.seed,
+        )
+    validation = (
+        _validation_setup(config, data, source, encoder)
+        if evaluation.enabled and encoder is not None
+        else None
+    )
+    run = run_record(config, plan, data, args)
+    own_callbacks = [run_files_callback(config, run)]
+    if plan.name == "phase1" and config.grpo.save_total_limit is not None:
+        own_callbacks.append(
+            checkpoint_keeper(config.curriculum.selection_metric, config.grpo.save_total_limit)
+        )
+    trainer = CrystalGRPOTrainer(
+        model=model if model is not None else config.model.name_or_path,
+        reward_funcs=reward_funcs,
+        args=grpo_config,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        processing_class=processing_class,
+        callbacks=[*own_callbacks, *(callbacks or [])],
+        reward_terms=plan.terms,
+        signal_source=source,
+        weights=rewards.weights,
+        pcgrad=config.pcgrad if plan.pcgrad else None,
+        curriculum_schedule=schedule,
+        validation=validation,
+    )
+    if config.model.freeze_vision:
+        _freeze_vision(trainer.model)
+    trainer.crystal_run_record = run
+    if trainer.accelerator.is_main_process:
+        out = Path(plan.output_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        # A fresh run: validation records of an earlier run in this folder must not steer
+        # the checkpoint selection.
+        (out / "validation.jsonl").unlink(missing_ok=True)
+        write_run_files(out, config, run)
+    return trainer
+
+
+def _trl_datasets(config: TrainConfig, data: TrainingData) -> tuple[Any, Any]:
+    """The TRL training dataset and, with validation on, the evaluation dataset (cached)."""
+    from accelerate import PartialState
+
+    train_items = data.split.train
+    system_prompt = config.data.system_prompt
+    cache = Path(config.output_dir) / ".dataset_cache"
+    with PartialState().main_process_first():
+        train_dataset = to_trl_dataset(
+            train_items,
+            data.pool.image_bytes,
+            system_prompt=system_prompt,
+            cache_dir=cache,
+            fingerprint=_rows_fingerprint(
+                data.pool.fingerprint, "train", train_items, system_prompt
+            ),
+        )
+        eval_dataset = None
+        if config.evaluation.enabled:
+            eval_dataset = to_trl_dataset(
+                data.split.validation,
+                data.validation_images.image_bytes,
+                system_prompt=system_prompt,
+                cache_dir=cache,
+                fingerprint=_rows_fingerprint(
+                    data.validation_images.fingerprint,
+                    "validation",
+                    data.split.validation,
+                    system_prompt,
+                ),
+            )
+    return train_dataset, eval_dataset
+
+
+def _validation_setup(
+    config: TrainConfig, data: TrainingData, source: SignalSource, encoder: Encoder
+) -> ValidationSetup:
+    from crystalbench.training.trainer import ValidationSetup
+
+    evaluation = config.evaluation
+    rewards = config.rewards
+    system_prompt = config.data.system_prompt
+    items = (
+        data.split.validation[: evaluation.max_items]
+        if evaluation.max_items
+        else data.split.validation
+    )
+    return ValidationSetup(
+        items=list(items),
+        messages=lambda item: item_messages(item, system_prompt),
+        image_bytes=data.validation_images.image_bytes,
+        source=source,
+        weights=rewards.weights,
+        encoder=encoder,
+        tau=rewards.tau,
+        batch_size=evaluation.batch_size,
+        max_new_tokens=evaluation.max_new_tokens or config.grpo.max_completion_length,
+    )
+
+
+def _rows_fingerprint(source: str, part: str, items: Any, system_prompt: str | None) -> str:
+    digest = hashlib.sha256(f"{source}|{part}|{system_prompt!r}|{prompt_digest()}".encode())
+    for item in items:
+        digest.update(item.id.encode() + b"\n")
+    return digest.hexdigest()[:32]
+
+
+def _freeze_vision(model: Any) -> int:
+    frozen = 0
+    markers = ("visual", "vision_tower", "vision_model", "multi_modal_projector")
+    for name, parameter in model.named_parameters():
+        if any(marker in name for marker in markers):
+            parameter.requires_grad_(False)
+            frozen += parameter.numel()
+    return frozen
