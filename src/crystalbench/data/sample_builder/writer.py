@@ -63,7 +63,7 @@ README = """\
 
 40 visual questions written for crystalbench, 8 in the style of each CRYSTAL source
 (`mathvision`, `scienceqa`, `realworldqa`, `mmvp`, `plotqa`). Nothing is copied from the real
-datasets: every image is drawn by `crystalbench/data/sample_builder.py` (Pillow; matplotlib for
+datasets: every image is drawn by `crystalbench/data/sample_builder/` (Pillow; matplotlib for
 the charts) from the same parameters that write the item's reference chain, so the facts the
 steps state are visible in the image.
 
