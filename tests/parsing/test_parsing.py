@@ -16,8 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crystalbench import parsing
-from crystalbench.parsing import parse_prediction, parse_response, split_sentences
+from crystalbench.parsing import parse_prediction, parse_response, response, split_sentences
 from crystalbench.types import ParsedResponse, Prediction
 
 CASES_PATH = Path(__file__).parent / "cases.yaml"
@@ -208,7 +207,7 @@ def test_internal_errors_become_unparseable(monkeypatch: pytest.MonkeyPatch) -> 
     def broken(_: str) -> Any:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(parsing, "_parse_text", broken)
+    monkeypatch.setattr(response, "_parse_text", broken)
     parsed = parse_response("Step 1: fine.")
     assert (parsed.status, parsed.steps, parsed.raw) == ("unparseable", [], "Step 1: fine.")
 
@@ -372,7 +371,7 @@ def _check_invariants(text: str, parsed: ParsedResponse) -> None:
 @given(any_text)
 def test_property_never_raises_and_invariants_hold(text: str) -> None:
     # The unguarded parser: a bug must show up here, not hide behind the safety net.
-    parsing._parse_text(text)
+    response._parse_text(text)
     _check_invariants(text, parse_response(text))
 
 
@@ -380,7 +379,7 @@ def test_property_never_raises_and_invariants_hold(text: str) -> None:
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=8), st.integers(500, 4000))
 def test_property_huge_repeated_input(pieces: list[str], repeat: int) -> None:
     text = "".join(pieces) * repeat
-    parsing._parse_text(text)
+    response._parse_text(text)
     _check_invariants(text, parse_response(text))
 
 
@@ -506,5 +505,5 @@ def test_adversarial_input_completes(name: str) -> None:
     """Inputs built against regex backtracking and quadratic scans (no timing asserts:
     pytest-timeout catches a hang)."""
     text = ADVERSARIAL[name]
-    parsing._parse_text(text)
+    response._parse_text(text)
     _check_invariants(text, parse_response(text))
