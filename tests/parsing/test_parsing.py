@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
@@ -17,19 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from crystalbench.parsing import parse_prediction, parse_response, response, split_sentences
-from crystalbench.types import ParsedResponse, Prediction
+from crystalbench.types import ParsedResponse, ParseStatus, Prediction
 
 CASES_PATH = Path(__file__).parent / "cases.yaml"
-TEXT_STATUSES = {
-    "json",
-    "json_repaired",
-    "json_truncated",
-    "markup",
-    "sentences",
-    "answer_only",
-    "empty",
-    "unparseable",
-}
+# Every status a text can get (``structured`` needs a prediction with steps, not text).
+TEXT_STATUSES = set(get_args(ParseStatus)) - {"structured"}
+STEP_STATUSES = TEXT_STATUSES - {"answer_only", "empty", "unparseable"}
 
 
 def _load_cases() -> list[dict[str, Any]]:
@@ -93,7 +86,7 @@ def test_think_content_is_not_scored_when_json_follows() -> None:
 def test_think_then_unparseable_body_falls_back_to_thinking() -> None:
     parsed = parse_response("<think>The dial reads 40. So 40.</think>\n~~~ ***")
     assert parsed.steps == ["The dial reads 40.", "So 40."]
-    assert parsed.status == "sentences"
+    assert parsed.status == "thinking_sentences"
 
 
 def test_several_think_blocks_are_joined() -> None:
@@ -309,6 +302,8 @@ FRAGMENTS = [
     "</think>",
     "<answer>",
     "</answer>",
+    "<reasoning>",
+    "</reasoning>",
     "◁think▷",
     "```json\n",
     "```",
@@ -323,6 +318,16 @@ FRAGMENTS = [
     "### ",
     "Answer:",
     "Final answer: ",
+    "Explanation: ",
+    "Wait, ",
+    "Let me double-check. ",
+    "| ",
+    " |",
+    "|---|",
+    "\\{",
+    "\\}",
+    "\\text{",
+    "Dr. ",
     "The answer is ",
     "**",
     "*",
@@ -361,7 +366,7 @@ def _check_invariants(text: str, parsed: ParsedResponse) -> None:
     if parsed.status == "answer_only":
         assert parsed.steps == []
         assert parsed.answer is not None
-    if parsed.status in ("markup", "sentences", "json", "json_repaired", "json_truncated"):
+    if parsed.status in STEP_STATUSES:
         assert parsed.steps
     if not parsed.steps and parsed.answer is None:
         assert parsed.failed
@@ -496,6 +501,18 @@ ADVERSARIAL = {
     "digits-in-json": '{"answer": ' + "1" * 200_000 + "x",
     "smart-quotes": "“" * 200_000,
     "one-long-word": "a" * 200_000 + ". B",
+    "reasoning-tags": "<reasoning>" * 20_000,
+    "think-then-self-checks": "<think>" + "Wait, let me double-check. " * 20_000,
+    "hesitations": "<think>" + "Hmm, wait, okay, " * 30_000,
+    "let-me-runs": "<think>" + "but so let me " * 30_000,
+    "pipes": "|" * 200_000,
+    "table-rows": "| 1 | a |\n" * 40_000,
+    "table-separators": "|---|---|\n" * 40_000,
+    "escaped-braces-in-box": "\\boxed{" + "\\{" * 60_000,
+    "line-breaks-in-box": "\\boxed{" + "\\\\" * 60_000,
+    "labels": "Explanation: " * 20_000,
+    "abbreviations-after-answer": "Answer: " + "Dr. " * 50_000,
+    "boxed-lines": "\\boxed{\\text{x}}\n" * 30_000,
 }
 
 

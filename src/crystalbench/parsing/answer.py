@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 from crystalbench.parsing.cleaning import SURROGATE, clean_step, has_alnum, is_filler, plain
-from crystalbench.parsing.sentences import SENTENCE_END
+from crystalbench.parsing.sentences import SENTENCE_END, ends_abbreviation
 
 __all__ = [
     "ANSWER_LEAD_IN",
@@ -65,6 +65,7 @@ class BoxedSpan(NamedTuple):
         return text[self.content_start : self.content_end]
 
 
+_WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("`", "`"))
 # A LaTeX line break "\\" (unless it is a JSON-escaped "\\boxed"), a box opening, an escaped
 # brace, a plain brace. Escaped braces and line breaks are skipped; plain braces nest.
 _BOXED_TOKEN = re.compile(r"\\\\(?!boxed|fbox)|\\(?:boxed|fbox)\s*\{|\\[{}]|[{}]")
@@ -239,17 +240,41 @@ _ANSWER_STOP = re.compile(
     re.IGNORECASE,
 )
 _MAX_ANSWER_CHARS = 300
-_WRAPPERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"), ("`", "`"))
 
 
 def cut_answer(value: str) -> str:
-    """ "B. The red car is first" -> "B"; "3, because..." -> "3"."""
-    stop = _ANSWER_STOP.search(value)
-    return value[: stop.start()] if stop is not None and stop.start() > 0 else value
+    """Where an answer read from a line ends: at the end of its first sentence, or where a
+    justification starts. A period that ends an abbreviation or an acronym (the sentence
+    splitter's rules: "Dr.", "St.", "No. 5", "U.S.") does not end the answer.
+
+    Examples:
+        >>> cut_answer("B. The red car is first"), cut_answer("3, because 1 + 2 = 3")
+        ('B', '3')
+        >>> cut_answer("Dr. Smith. He signed the letter."), cut_answer("No. 5 is red.")
+        ('Dr. Smith', 'No. 5 is red')
+    """
+    for stop in _ANSWER_STOP.finditer(value):
+        if stop.group() == "." and ends_abbreviation(value, 0, stop.start()):
+            continue
+        return value[: stop.start()] if stop.start() > 0 else value
+    return value
+
+
+_TEXT_COMMAND = re.compile(
+    r"\\(?:text|textbf|textit|textrm|textsf|mathrm|mathbf|mathit|operatorname)[ \t]*\{([^{}]*)\}"
+)
 
 
 def tidy_answer(answer: str, *, trim_period: bool) -> str | None:
-    """Strip emphasis, math delimiters and ``\\boxed{}`` from an answer; ``None`` if blank."""
+    """Strip emphasis, math delimiters, ``\\boxed{}`` and a whole-answer ``\\text{}`` from an
+    answer; ``None`` if blank.
+
+    Examples:
+        >>> tidy_answer(r"**$\\boxed{\\text{Left}}$**", trim_period=True)
+        'Left'
+        >>> tidy_answer(r"$\\frac{1}{2}$.", trim_period=True)
+        '\\\\frac{1}{2}'
+    """
     answer = answer.strip()
     if "**" in answer or "__" in answer:
         answer = answer.replace("**", "").replace("__", "").strip()
@@ -265,6 +290,10 @@ def tidy_answer(answer: str, *, trim_period: bool) -> str | None:
                     answer = answer[len(left) : -len(right) - 1].strip()
     if trim_period and len(answer) > 1 and answer.endswith(".") and not answer.endswith(".."):
         answer = answer[:-1].rstrip()
+    if answer.startswith("\\"):
+        text_command = _TEXT_COMMAND.fullmatch(answer)
+        if text_command is not None:  # "\\boxed{\\text{Left}}" answers "Left"
+            answer = text_command.group(1).strip()
     if SURROGATE.search(answer):
         answer = SURROGATE.sub("\ufffd", answer)
     return answer or None

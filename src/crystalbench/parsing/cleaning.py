@@ -20,10 +20,24 @@ _UNDERSCORE_ITALIC = re.compile(r"(?<![\w\\])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 SURROGATE = re.compile("[\ud800-\udfff]")
 _MARKUP_CHARS = frozenset("#>-+*•·▪‣◦●(0123456789sS")
+# "Explanation: ...", "**Reasoning:** ...": a label before a step's text, not part of it.
+_STEP_LABEL = re.compile(
+    r"(?:explanation|reasoning|reason|solution|rationale|justification|analysis)[ \t]*[:：][ \t]*",
+    re.IGNORECASE,
+)
+_LABEL_INITIALS = frozenset("ERSJAersja")
 
 
 def clean_step(step: str) -> str:
-    """Strip a step and remove labels, list markers and markdown emphasis."""
+    """Strip a step and remove labels ("Step 2:", "Explanation:", "Reasoning:", "Solution:"),
+    list markers and markdown emphasis.
+
+    Examples:
+        >>> clean_step("**Step 2:** The *left* bar is taller.")
+        'The left bar is taller.'
+        >>> clean_step("Explanation: The red car is ahead.")
+        'The red car is ahead.'
+    """
     step = step.strip()
     if not step:
         return ""
@@ -42,6 +56,10 @@ def clean_step(step: str) -> str:
         if m is None or m.end() == 0:
             break
         step = step[m.end() :].lstrip()
+    if step[:1] in _LABEL_INITIALS:
+        label = _STEP_LABEL.match(step)
+        if label is not None:
+            step = step[label.end() :]
     if SURROGATE.search(step):
         step = SURROGATE.sub("\ufffd", step)
     return step.strip()

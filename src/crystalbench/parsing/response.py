@@ -5,7 +5,7 @@ from __future__ import annotations
 from crystalbench.parsing.answer import bare_answer, find_answer, strip_tags
 from crystalbench.parsing.json_steps import choose_hit, json_hits, json_step_list
 from crystalbench.parsing.lines import markup_steps, scan_lines, sentence_steps
-from crystalbench.parsing.thinking import SPECIAL_TOKEN, split_thinking
+from crystalbench.parsing.thinking import SPECIAL_TOKEN, drop_self_checks, split_thinking
 from crystalbench.types import ParsedResponse, ParseStatus, Prediction
 
 __all__ = ["parse_prediction", "parse_response"]
@@ -111,18 +111,46 @@ def _parse_text(raw: str) -> tuple[list[str], str | None, ParseStatus, str | Non
     text = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     text = SPECIAL_TOKEN.sub("", text)
     body, thinking = split_thinking(text)
-    if body.strip():
-        steps, answer, status = _parse_body(body)
-        if status != "unparseable" or not thinking:
-            return steps, answer, status, thinking
-    if not thinking:
-        return [], None, "empty", None
-    # Nothing usable after the think block: the reasoning inside it is all there is.
-    steps, answer, status = _parse_body(thinking)
-    return steps, answer, status, thinking
+    if thinking is None:
+        if not body.strip():
+            return [], None, "empty", None
+        return (*_parse_body(body), None)
+    steps, answer, status = _parse_body(body) if body.strip() else ([], None, "empty")
+    if any(not _restates_box(step) for step in steps):
+        return steps, answer, status, thinking  # the final part has steps of its own
+    # The final part only answers (or says nothing): the reasoning is in the think block.
+    # A short think block is the reply itself only when nothing after it answers.
+    think_steps, think_answer, think_status = _parse_body(thinking, reply=answer is None)
+    if think_status in ("markup", "sentences"):
+        think_steps = drop_self_checks(think_steps)
+    if answer is None:
+        answer = think_answer
+    if think_steps:
+        return think_steps, answer, _FROM_THINKING[think_status], thinking
+    if steps:
+        return steps, answer, status, thinking
+    if answer is not None:
+        return [], answer, "answer_only", thinking
+    return [], None, "unparseable", thinking
 
 
-def _parse_body(text: str) -> _ParseResult:
+_FROM_THINKING: dict[ParseStatus, ParseStatus] = {
+    "json": "thinking_json",
+    "json_repaired": "thinking_json",
+    "json_truncated": "thinking_json",
+    "markup": "thinking_markup",
+    "sentences": "thinking_sentences",
+}
+
+
+def _restates_box(step: str) -> bool:
+    """ "The angle is $\\boxed{40^\\circ}$.": a step that only carries the answer."""
+    return "\\boxed" in step or "\\fbox" in step
+
+
+def _parse_body(text: str, *, reply: bool = True) -> _ParseResult:
+    """Steps, answer and status of one part of the text; a think block is not a ``reply``
+    (a short line in it is reasoning, never a bare answer)."""
     hit = choose_hit(json_hits(text)) if "{" in text else None
     json_answer: str | None = None
     outside = text
@@ -154,7 +182,7 @@ def _parse_body(text: str) -> _ParseResult:
     units = markup_steps(step_lines)
     if units:
         return units, answer, "markup"
-    if answer is None:
+    if answer is None and reply:
         bare = bare_answer(step_lines)
         if bare is not None:
             return [], bare, "answer_only"
