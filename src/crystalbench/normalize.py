@@ -18,6 +18,10 @@ import threading
 import unicodedata
 from typing import Any, Literal, NamedTuple
 
+# The one answer extractor (boxes, answer phrases, lead-ins) is shared with the parser.
+from crystalbench.parsing.answer import ANSWER_LEAD_IN as _ANSWER_LEAD_IN
+from crystalbench.parsing.answer import answer_tail, extract_boxed
+
 __all__ = [
     "ChoiceLetters",
     "ParsedNumber",
@@ -47,13 +51,6 @@ _ARTICLES = frozenset({"a", "an", "the"})
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "`": "'", "“": '"', "”": '"', "\u00a0": " "})
 _MARKDOWN = re.compile(r"\*\*|__|~~|`")
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|operatorname)\s*\{([^{}]*)\}")
-
-_ANSWER_LEAD_IN = re.compile(
-    r"^\s*(?:so\s*,?\s*|thus\s*,?\s*|therefore\s*,?\s*|hence\s*,?\s*)?"
-    r"(?:the\s+|my\s+)?(?:final\s+|correct\s+|best\s+)?answer\s*"
-    r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|[:=\-])\s*:?\s*",
-    re.IGNORECASE,
-)
 
 
 def normalize_text(text: str) -> str:
@@ -93,29 +90,6 @@ def _keeps_punctuation(text: str, position: int) -> bool:
     if text[position] == "-":
         return after.isdigit() and not (before.isalnum() or before in "._-")
     return False
-
-
-def extract_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` (or ``\\fbox{...}``), braces balanced.
-
-    Examples:
-        >>> extract_boxed(r"so x = \\boxed{\\frac{3}{4}} and done")
-        '\\\\frac{3}{4}'
-        >>> extract_boxed("no box here") is None
-        True
-    """
-    found: str | None = None
-    for match in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
-        depth, start = 1, match.end()
-        for position in range(start, len(text)):
-            if text[position] == "{":
-                depth += 1
-            elif text[position] == "}":
-                depth -= 1
-                if depth == 0:
-                    found = text[start:position]
-                    break
-    return found.strip() if found is not None else None
 
 
 def clean_answer(text: str) -> str:
@@ -174,12 +148,6 @@ _SCIENTIFIC = re.compile(
     rf"(?P<mantissa>{_NUM})\s*(?:\\times|×|x|\*|\\cdot|·)\s*10\s*\^\s*\{{?\s*(?P<exp>[-+]?\d+)\s*\}}?"
 )
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|°")
-_ANSWER_PHRASE = re.compile(
-    r"\b(?:final\s+answer\s*(?:is|would\s+be|should\s+be|will\s+be|:|=)?"
-    r"|answer\s*(?:is|was|would\s+be|should\s+be|will\s+be|must\s+be|equals|:|=)"
-    r"|result\s+is)\s*:?",
-    re.IGNORECASE,
-)
 _EQUALS = re.compile(r"=|≈|\\approx|≃")
 
 
@@ -266,21 +234,6 @@ def _numbers_in(text: str) -> list[ParsedNumber]:
         if number is not None:
             found.append(number)
     return found
-
-
-def answer_tail(text: str) -> str | None:
-    """Text after the last answer phrase ("the answer is", "Answer:", "final answer"...).
-
-    Examples:
-        >>> answer_tail("We add 3 and 4. The answer is 7 apples.")
-        '7 apples.'
-        >>> answer_tail("To answer this, count the apples.") is None
-        True
-    """
-    matches = list(_ANSWER_PHRASE.finditer(text))
-    if not matches:
-        return None
-    return text[matches[-1].end() :].strip()
 
 
 def committed_segment(text: str) -> str:

@@ -28,6 +28,9 @@ ParseStatus = Literal[
     "json_truncated",
     "markup",
     "sentences",
+    "thinking_json",
+    "thinking_markup",
+    "thinking_sentences",
     "answer_only",
     "empty",
     "unparseable",
@@ -41,6 +44,13 @@ ParseStatus = Literal[
 - ``markup``: steps from "Step N:", numbered or bulleted lines, answer from tags or
   "Answer:" / "Final answer" / ``\\boxed{}``;
 - ``sentences``: last resort, the text was split into sentences;
+- ``thinking_json``, ``thinking_markup``, ``thinking_sentences``: the steps come from a think
+  block (``<think>``, ``<thinking>``, ``<reasoning>``, ``◁think▷``, the part before a bare
+  ``</think>``, or a block cut off by the token limit), read as JSON, as markup or as
+  sentences, because the part after it held no steps of its own (only an answer such as
+  ``<answer>B</answer>`` or "The answer is \\boxed{40}", or nothing); the model's
+  self-checks ("Let me double-check.", "Wait,") are dropped from them. When the final part
+  has its own steps, those are scored with their own status and the block stays aside;
 - ``answer_only``: an answer was found but no steps;
 - ``empty``: no text, only whitespace or chat tokens, or an empty think block;
 - ``unparseable``: text was present but neither steps nor an answer could be found.
@@ -108,7 +118,8 @@ class ParsedResponse(Record):
     raw: str
     """The text that was parsed, unchanged."""
     thinking: str | None = None
-    """Content of ``<think>`` blocks, kept for inspection but never scored."""
+    """Content of think blocks. It is scored only when ``status`` starts with ``thinking_``
+    (the final part had no steps of its own); otherwise it is kept for inspection."""
 
     @property
     def failed(self) -> bool:

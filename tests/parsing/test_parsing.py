@@ -9,28 +9,20 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crystalbench import parsing
-from crystalbench.parsing import parse_prediction, parse_response, split_sentences
-from crystalbench.types import ParsedResponse, Prediction
+from crystalbench.parsing import parse_prediction, parse_response, response, split_sentences
+from crystalbench.types import ParsedResponse, ParseStatus, Prediction
 
 CASES_PATH = Path(__file__).parent / "cases.yaml"
-TEXT_STATUSES = {
-    "json",
-    "json_repaired",
-    "json_truncated",
-    "markup",
-    "sentences",
-    "answer_only",
-    "empty",
-    "unparseable",
-}
+# Every status a text can get (``structured`` needs a prediction with steps, not text).
+TEXT_STATUSES = set(get_args(ParseStatus)) - {"structured"}
+STEP_STATUSES = TEXT_STATUSES - {"answer_only", "empty", "unparseable"}
 
 
 def _load_cases() -> list[dict[str, Any]]:
@@ -94,7 +86,7 @@ def test_think_content_is_not_scored_when_json_follows() -> None:
 def test_think_then_unparseable_body_falls_back_to_thinking() -> None:
     parsed = parse_response("<think>The dial reads 40. So 40.</think>\n~~~ ***")
     assert parsed.steps == ["The dial reads 40.", "So 40."]
-    assert parsed.status == "sentences"
+    assert parsed.status == "thinking_sentences"
 
 
 def test_several_think_blocks_are_joined() -> None:
@@ -208,7 +200,7 @@ def test_internal_errors_become_unparseable(monkeypatch: pytest.MonkeyPatch) -> 
     def broken(_: str) -> Any:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(parsing, "_parse_text", broken)
+    monkeypatch.setattr(response, "_parse_text", broken)
     parsed = parse_response("Step 1: fine.")
     assert (parsed.status, parsed.steps, parsed.raw) == ("unparseable", [], "Step 1: fine.")
 
@@ -310,6 +302,8 @@ FRAGMENTS = [
     "</think>",
     "<answer>",
     "</answer>",
+    "<reasoning>",
+    "</reasoning>",
     "◁think▷",
     "```json\n",
     "```",
@@ -324,6 +318,16 @@ FRAGMENTS = [
     "### ",
     "Answer:",
     "Final answer: ",
+    "Explanation: ",
+    "Wait, ",
+    "Let me double-check. ",
+    "| ",
+    " |",
+    "|---|",
+    "\\{",
+    "\\}",
+    "\\text{",
+    "Dr. ",
     "The answer is ",
     "**",
     "*",
@@ -362,7 +366,7 @@ def _check_invariants(text: str, parsed: ParsedResponse) -> None:
     if parsed.status == "answer_only":
         assert parsed.steps == []
         assert parsed.answer is not None
-    if parsed.status in ("markup", "sentences", "json", "json_repaired", "json_truncated"):
+    if parsed.status in STEP_STATUSES:
         assert parsed.steps
     if not parsed.steps and parsed.answer is None:
         assert parsed.failed
@@ -372,7 +376,7 @@ def _check_invariants(text: str, parsed: ParsedResponse) -> None:
 @given(any_text)
 def test_property_never_raises_and_invariants_hold(text: str) -> None:
     # The unguarded parser: a bug must show up here, not hide behind the safety net.
-    parsing._parse_text(text)
+    response._parse_text(text)
     _check_invariants(text, parse_response(text))
 
 
@@ -380,7 +384,7 @@ def test_property_never_raises_and_invariants_hold(text: str) -> None:
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=8), st.integers(500, 4000))
 def test_property_huge_repeated_input(pieces: list[str], repeat: int) -> None:
     text = "".join(pieces) * repeat
-    parsing._parse_text(text)
+    response._parse_text(text)
     _check_invariants(text, parse_response(text))
 
 
@@ -497,6 +501,18 @@ ADVERSARIAL = {
     "digits-in-json": '{"answer": ' + "1" * 200_000 + "x",
     "smart-quotes": "“" * 200_000,
     "one-long-word": "a" * 200_000 + ". B",
+    "reasoning-tags": "<reasoning>" * 20_000,
+    "think-then-self-checks": "<think>" + "Wait, let me double-check. " * 20_000,
+    "hesitations": "<think>" + "Hmm, wait, okay, " * 30_000,
+    "let-me-runs": "<think>" + "but so let me " * 30_000,
+    "pipes": "|" * 200_000,
+    "table-rows": "| 1 | a |\n" * 40_000,
+    "table-separators": "|---|---|\n" * 40_000,
+    "escaped-braces-in-box": "\\boxed{" + "\\{" * 60_000,
+    "line-breaks-in-box": "\\boxed{" + "\\\\" * 60_000,
+    "labels": "Explanation: " * 20_000,
+    "abbreviations-after-answer": "Answer: " + "Dr. " * 50_000,
+    "boxed-lines": "\\boxed{\\text{x}}\n" * 30_000,
 }
 
 
@@ -506,5 +522,5 @@ def test_adversarial_input_completes(name: str) -> None:
     """Inputs built against regex backtracking and quadratic scans (no timing asserts:
     pytest-timeout catches a hang)."""
     text = ADVERSARIAL[name]
-    parsing._parse_text(text)
+    response._parse_text(text)
     _check_invariants(text, parse_response(text))
