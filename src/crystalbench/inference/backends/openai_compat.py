@@ -26,8 +26,9 @@ import inspect
 import json
 import os
 import re
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,6 +174,27 @@ class ReplicaPool:
                         until = now + min(sick, self.max_cooldown)
                         replica.sick_until = max(replica.sick_until, until)
             self.condition.notify_all()
+
+
+async def within(awaitable: Awaitable[Any], seconds: float) -> Any:
+    """Await ``awaitable``, cancelling it when ``seconds`` have passed.
+
+    Raises:
+        asyncio.TimeoutError: The deadline passed (the awaitable was cancelled).
+
+    Examples:
+        >>> asyncio.run(within(asyncio.sleep(0, result="done"), 1.0))
+        'done'
+        >>> try:
+        ...     asyncio.run(within(asyncio.sleep(5), 0.01))
+        ... except asyncio.TimeoutError:
+        ...     print("cut")
+        cut
+    """
+    if sys.version_info >= (3, 11):  # no extra task per request
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)
 
 
 def error_message(body: object, fallback: str) -> str:
@@ -486,7 +508,7 @@ class OpenAIChatBackend:
             # chunk, so a server dripping bytes would otherwise hold it forever.
             # Cancelling the request closes its connection (httpcore never reuses a
             # connection whose answer was not read to the end).
-            raw = await asyncio.wait_for(sending, self.timeout)
+            raw = await within(sending, self.timeout)
             completion = parse_completion(raw, endpoint=replica.base_url)
         except BackendError as exc:
             error = exc
@@ -548,7 +570,7 @@ class OpenAIChatBackend:
         listed: dict[str, list[str]] = {}
         for replica in self.pool.replicas:
             try:
-                raw = await asyncio.wait_for(
+                raw = await within(
                     replica.client.get("/models", cast_to=bytes, options={"timeout": timeout}),
                     timeout,
                 )
