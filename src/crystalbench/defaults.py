@@ -75,6 +75,15 @@ INFER_MAX_TOKENS: Final = 4096
 INFER_CONCURRENCY: Final = 32
 """Requests in flight per endpoint."""
 
+INFER_API_KEY_ENV: Final = "OPENAI_API_KEY"
+"""Environment variable ``crystal infer`` reads the API key from."""
+
+INFER_ABORT_AFTER: Final = 25
+"""Stop a run when this many items failed and none succeeded (a misconfigured run)."""
+
+INFER_FSYNC_INTERVAL: Final = 1.0
+"""Seconds between ``fsync`` calls on the inference output (0: after every record)."""
+
 # --- running ---------------------------------------------------------------------------------
 ENCODE_BATCH_SIZE: Final = 64
 """Sentences per encoder forward pass on CPU (texts are length-sorted first). Measured
@@ -102,6 +111,33 @@ CACHE_DIR_ENV: Final = "CRYSTALBENCH_CACHE_DIR"
 
 # --- inference requests ---------------------------------------------------------------------------
 # (Deadlines and waits of ``crystal infer``.)
+INFER_TIMEOUT: Final = 300.0
+"""Seconds one request may take in all, from sending it to the last byte of the answer
+(``--timeout``): a server that keeps sending a byte now and then cannot hold it longer.
+Long generations on a busy server take minutes."""
+
+INFER_CONNECT_TIMEOUT: Final = 10.0
+"""Seconds to open a connection (never more than the request's own deadline)."""
+
+INFER_PREFLIGHT_TIMEOUT: Final = 10.0
+"""Seconds the ``/v1/models`` check of each endpoint may take before the run."""
+
+INFER_MAX_ATTEMPTS: Final = 6
+"""Requests per item on timeouts, connection errors, 408/409/429 and 5xx (``--max-attempts``)."""
+
+INFER_BACKOFF_BASE: Final = 1.0
+"""Seconds of backoff before the second attempt (doubling per attempt, half of it random)."""
+
+INFER_BACKOFF_MAX: Final = 60.0
+"""Longest backoff between two attempts without a ``Retry-After``."""
+
+INFER_MAX_RETRY_AFTER: Final = 600.0
+"""Longest ``Retry-After`` (or ``retry-after-ms``) wait honoured, in seconds
+(``--max-retry-after``); a server asking for more is retried after this long."""
+
+INFER_REPLICA_MAX_COOLDOWN: Final = 30.0
+"""Longest time a replica is avoided after a 429 or repeated failures, while the others
+take the load (never longer than the ``Retry-After`` cap)."""
 
 # --- reward server --------------------------------------------------------------------------------
 # (``crystal serve-rewards``: concurrency, timeouts, limits.)

@@ -92,6 +92,10 @@ def test_limit_sources_and_ids_select_items(server, state, bench, tmp_path):
         (["--extra-body", "{top_k: 1}"], "extra-body"),
         (["--prompt-file", "missing-template.txt"], "not found"),
         (["--backend", "vllmm"], "vllm"),
+        (["--concurrency", "0"], "field concurrency"),
+        (["--temperature", "-1"], "field generation.temperature"),
+        (["--timeout", "0"], "field timeout"),
+        (["--max-retry-after", "-5"], "field max_retry_after"),
     ],
 )
 def test_bad_options_exit_2_with_a_message(server, state, tmp_path, extra, message):
@@ -174,7 +178,11 @@ def test_run_infers_scores_and_reports(server, state, bench, tmp_path, monkeypat
     assert summary["n_missing"] == 0
     inference = json.loads((out_dir / "inference.json").read_text())
     assert inference["n_ok"] == 4
+    assert inference["config"]["model"] == MODEL
+    assert inference["config"]["limit"] == 4
+    assert inference["config"]["base_urls"] == [server.base_url]
     assert (out_dir / "report.html").is_file()
+    assert not (out_dir / "predictions.inference.json").exists()  # inference.json is the one
 
     state.log.clear()
     result = runner.invoke(app, args)  # resumes: nothing to ask, scores again from the cache
@@ -247,3 +255,88 @@ def test_a_torn_line_is_repaired_and_reported(server, state, bench, tmp_path):
     assert "torn" in result.output
     assert ids_in(out) == bench.ids[:4]
     assert len(state.log) == 1
+
+
+def test_no_model_anywhere_exits_2(server, state, tmp_path):
+    args = infer_args(server, tmp_path / "p.jsonl")
+    at = args.index("-m")
+    result = runner.invoke(app, args[:at] + args[at + 2 :])
+    assert result.exit_code == 2, result.output
+    assert "--model" in result.output
+    assert state.log == []
+
+
+def test_a_config_file_sets_the_run_and_flags_win(server, state, bench, tmp_path):
+    config = tmp_path / "qwen.yaml"
+    config.write_text(
+        f"model: {MODEL}\n"
+        "benchmark: sample\n"
+        f"base_urls: [{server.base_url}]\n"
+        "limit: 2\n"
+        "generation:\n"
+        "  temperature: 0.0\n"
+        "  max_tokens: 77\n"
+        "extra_body: {top_k: 20}\n"
+    )
+    out = tmp_path / "p.jsonl"
+    result = runner.invoke(
+        app, ["infer", "--config", str(config), "-o", str(out), "--limit", "3", "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == bench.ids[:3]  # the flag's limit, not the file's
+    assert {json.dumps(r["generation"], sort_keys=True) for r in rows} == {
+        json.dumps({"max_tokens": 77, "seed": None, "temperature": 0.0, "top_p": None})
+    }
+    manifest = json.loads((tmp_path / "p.inference.json").read_text())
+    assert manifest["n_ok"] == 3
+    assert manifest["config"]["limit"] == 3
+    assert manifest["config"]["generation"]["max_tokens"] == 77
+    assert manifest["config"]["extra_body"] == {"top_k": 20}
+    from crystalbench.inference import InferenceConfig
+
+    again = InferenceConfig.model_validate(manifest["config"])  # the record reloads as is
+    assert again.limit == 3
+    assert again.base_urls == [server.base_url]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("model: m\ntemprature: 0.3\n", "field temprature: Extra inputs"),
+        ("model: m\ngeneration: {max_tokens: 0}\n", "field generation.max_tokens"),
+        ("model: m\nbackend: ollama\n", "unknown backend 'ollama'"),
+        ("- model\n", "expected a mapping"),
+    ],
+)
+def test_a_bad_config_file_exits_2_naming_the_field(server, state, tmp_path, text, message):
+    config = tmp_path / "bad.yaml"
+    config.write_text(text)
+    result = runner.invoke(app, ["infer", "--config", str(config), "-o", str(tmp_path / "p.jsonl")])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert state.log == []
+
+
+def test_timeout_bounds_a_request_the_server_drips(server, state, tmp_path):
+    state.configure({"drip": 0.5})  # every answer: one byte per half second, 10 s in all
+    out = tmp_path / "p.jsonl"
+    started = time.monotonic()
+    result = runner.invoke(
+        app, infer_args(server, out, "--limit", "1", "--timeout", "1", "--max-attempts", "1")
+    )
+    assert time.monotonic() - started < 4.0
+    assert result.exit_code == 1, result.output
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["error_kind"] == "timeout"
+    assert 1.0 <= record["total_s"] < 1.6
+
+
+def test_max_retry_after_caps_what_a_server_asks_for(server, state, tmp_path):
+    state.configure({"retry_after": "3600"})  # first request of each prompt: 429, "wait 1 h"
+    out = tmp_path / "p.jsonl"
+    result = runner.invoke(app, infer_args(server, out, "--limit", "1", "--max-retry-after", "0.3"))
+    assert result.exit_code == 0, result.output
+    first, second = state.log
+    assert (first["status"], second["status"]) == (429, 200)
+    assert 0.3 <= second["t"] - first["t"] < 1.5

@@ -8,14 +8,23 @@ by a substring of the prompt (the question text), and can inject faults per atte
   (``retry_after_ms`` sends ``retry-after-ms`` instead);
 - ``{"status": 500}``, ``{"status": 401}``...: any HTTP error;
 - ``{"sleep": 2.0}``: answer after a delay (beyond the client's timeout: a timeout);
+- ``{"drip": 0.5, "bytes": 20}``: send the headers at once, then the body one byte (a
+  space, which JSON allows before the completion) every 0.5 s, ``bytes`` times, then
+  the completion: every read finishes well within a per-read timeout, yet the whole
+  answer takes 10 s. The log entry gets ``disconnected`` (the time the server saw the
+  client hang up) or ``completed`` (the whole body was sent);
 - ``{"garbage": "text"}`` / ``{"garbage": "json"}``: a 200 whose body is not a completion;
 - ``{"ok": true}``: answer normally (useful after faults).
 
 Faults for a key are consumed one per request; once exhausted the server answers. A
 global ``max_image_side`` rejects larger images with a 400 saying the image is too large,
-as real servers do. Every request is logged (time, key, image size, status) for tests to
-inspect: directly (:attr:`ServerState.log`) when the server runs in a thread, or through
-``GET /_log`` when it runs in a subprocess (``python tests/servers/openai_server.py``).
+as real servers do. Two global modes apply to every prompt: ``drip`` (seconds per byte,
+``drip_bytes`` bytes) drips every answer as above, and ``retry_after`` answers the first
+request of each prompt with a 429 carrying that ``Retry-After`` value.
+
+Every request is logged (time, key, image size, status) for tests to inspect: directly
+(:attr:`ServerState.log`) when the server runs in a thread, or through ``GET /_log`` when
+it runs in a subprocess (``python tests/servers/openai_server.py``).
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 DEFAULT_STEPS = ["The image is {w} by {h} pixels.", "The question is read from the prompt."]
 
@@ -54,6 +63,14 @@ class ServerState:
     """Seconds to wait before every answer (a slow server)."""
     decode_images: bool = True
     """Decode images with Pillow (off for the throughput benchmark: answer instantly)."""
+    drip: float = 0.0
+    """Seconds between the bytes of every answer (0: answer at once)."""
+    drip_bytes: int = 20
+    """Bytes dripped before the completion (with ``drip``)."""
+    retry_after: str | None = None
+    """Answer the first request of each prompt 429 with this ``Retry-After`` value."""
+    rate_limited: set[str] = field(default_factory=set)
+    """Prompt keys already answered 429 in the ``retry_after`` mode."""
     log: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -72,7 +89,8 @@ class ServerState:
         return None
 
     def configure(self, script: dict[str, Any]) -> None:
-        """Replace the script (answers, faults, max_image_side, delay, decode_images)."""
+        """Replace the script (answers, faults, max_image_side, delay, decode_images,
+        drip, drip_bytes, retry_after)."""
         with self.lock:
             self.answers = dict(script.get("answers", {}))
             self.faults = {k: list(v) for k, v in script.get("faults", {}).items()}
@@ -80,7 +98,18 @@ class ServerState:
             self.max_image_side = script.get("max_image_side")
             self.delay = float(script.get("delay", 0.0))
             self.decode_images = bool(script.get("decode_images", True))
+            self.drip = float(script.get("drip", 0.0))
+            self.drip_bytes = int(script.get("drip_bytes", 20))
+            self.retry_after = script.get("retry_after")
+            self.rate_limited = set()
             self.log.clear()
+
+    def first_request(self, key: str | None) -> bool:
+        """True the first time ``key`` is asked for (for the ``retry_after`` mode)."""
+        with self.lock:
+            seen = (key or "") in self.rate_limited
+            self.rate_limited.add(key or "")
+        return not seen
 
 
 def _prompt_and_image(body: dict[str, Any]) -> tuple[str, str | None]:
@@ -136,6 +165,29 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
     return Response(body, status_code=status, media_type="application/json", headers=headers)
 
 
+def _dripping(
+    request: Request, entry: dict[str, Any], payload: bytes, interval: float, n_bytes: int
+) -> Any:
+    """The body ``payload`` preceded by ``n_bytes`` spaces, one every ``interval`` seconds."""
+
+    async def body() -> Any:
+        try:
+            for _ in range(n_bytes):
+                if await request.is_disconnected():
+                    return
+                yield b" "
+                await asyncio.sleep(interval)
+            if await request.is_disconnected():
+                return
+            yield payload
+            entry["completed"] = time.time()
+        finally:  # the client hung up: seen here, or the stream was cancelled or closed
+            if "completed" not in entry:
+                entry["disconnected"] = time.time()
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
 def build_app(state: ServerState) -> Any:
     """The FastAPI app serving ``state``."""
     app = FastAPI()
@@ -176,6 +228,9 @@ def build_app(state: ServerState) -> Any:
             await asyncio.sleep(state.delay)
         if fault and "sleep" in fault:
             await asyncio.sleep(float(fault["sleep"]))
+        if fault is None and state.retry_after is not None and state.first_request(key):
+            fault = {"status": 429, "retry_after": state.retry_after, "message": "slow down"}
+            entry["fault"] = fault
         if fault and "status" in fault:
             status = int(fault["status"])
             entry["status"] = status
@@ -209,10 +264,12 @@ def build_app(state: ServerState) -> Any:
         prompt_tokens = len(prompt.split()) + (size[0] * size[1] // 784 if size else 0)
         entry["prompt_tokens"] = prompt_tokens
         state.log.append(entry)
-        return Response(
-            json.dumps(_completion(body.get("model", "test-model"), text, prompt_tokens)),
-            media_type="application/json",
-        )
+        payload = json.dumps(_completion(body.get("model", "test-model"), text, prompt_tokens))
+        interval = float(fault["drip"]) if fault and "drip" in fault else state.drip
+        if interval > 0:
+            n_bytes = int(fault.get("bytes", state.drip_bytes)) if fault else state.drip_bytes
+            return _dripping(request, entry, payload.encode(), interval, n_bytes)
+        return Response(payload, media_type="application/json")
 
     return app
 
@@ -281,8 +338,15 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--no-decode", action="store_true", help="do not decode images")
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--drip", type=float, default=0.0, help="seconds between answer bytes")
+    parser.add_argument("--retry-after", help="answer each prompt's first request 429 with this")
     args = parser.parse_args()
-    state = ServerState(decode_images=not args.no_decode, delay=args.delay)
+    state = ServerState(
+        decode_images=not args.no_decode,
+        delay=args.delay,
+        drip=args.drip,
+        retry_after=args.retry_after,
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))

@@ -1,10 +1,21 @@
-"""``crystal infer`` (run a model over the benchmark) and ``crystal run`` (infer, score, report)."""
+"""``crystal infer`` (run a model over the benchmark) and ``crystal run`` (infer, score, report).
+
+Both commands take the same inference flags, declared once in :data:`INFERENCE_FLAGS`.
+Each flag sets one :class:`~crystalbench.inference.InferenceConfig` field and defaults
+to "not given", so a ``--config`` file can supply the value and an explicit flag still
+wins; the real defaults live in ``InferenceConfig`` / ``defaults.py``. The commands then
+call one library function each (:func:`~crystalbench.inference.run_inference`,
+:func:`~crystalbench.inference.run_benchmark`) and print what it returns.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -12,148 +23,27 @@ from typing import Annotated, Any, Optional
 import typer
 
 from crystalbench.cli.common import console, err_console, handle_errors, leaderboard_table
-from crystalbench.defaults import ENCODER, TAU
+from crystalbench.defaults import (
+    ENCODER,
+    INFER_ABORT_AFTER,
+    INFER_API_KEY_ENV,
+    INFER_CONCURRENCY,
+    INFER_FSYNC_INTERVAL,
+    INFER_MAX_ATTEMPTS,
+    INFER_MAX_RETRY_AFTER,
+    INFER_MAX_TOKENS,
+    INFER_TEMPERATURE,
+    INFER_TIMEOUT,
+    TAU,
+)
 
 HUB_BENCHMARK = "waybarrios/CRYSTAL"
 EXIT_INCOMPLETE = 1
 """Exit code when some selected items still have no answer (error records)."""
 EXIT_INTERRUPTED = 130
 
-# --- options shared by `infer` and `run` ----------------------------------------------------
-Model = Annotated[
-    str,
-    typer.Option(
-        "--model", "-m", help="Served model name (openai), or hub id / folder (vllm, transformers)"
-    ),
-]
-BenchmarkSpec = Annotated[
-    str,
-    typer.Option(
-        "--benchmark",
-        "-b",
-        help="waybarrios/CRYSTAL, sample, a save_to_disk folder, .parquet, .jsonl",
-    ),
-]
-Backend = Annotated[
-    str,
-    typer.Option(help="openai (any OpenAI-compatible endpoint), vllm (offline) or transformers"),
-]
-BaseUrl = Annotated[
-    Optional[list[str]],  # noqa: UP045
-    typer.Option(
-        "--base-url",
-        help="Endpoint ending in /v1; repeat to spread requests over replicas "
-        "(default: $OPENAI_BASE_URL or the OpenAI API)",
-    ),
-]
-ApiKeyEnv = Annotated[str, typer.Option(help="Environment variable holding the API key")]
-Concurrency = Annotated[int, typer.Option(min=1, help="Requests in flight per base URL")]
-Timeout = Annotated[float, typer.Option(min=0.1, help="Seconds per request")]
-MaxAttempts = Annotated[
-    int, typer.Option(min=1, help="Requests per item on timeouts, 429 and 5xx (with backoff)")
-]
-Temperature = Annotated[float, typer.Option(min=0.0, help="Sampling temperature")]
-MaxTokens = Annotated[int, typer.Option(min=1, help="Maximum completion tokens")]
-TopP = Annotated[Optional[float], typer.Option(help="Nucleus sampling top_p")]  # noqa: UP045
-Seed = Annotated[Optional[int], typer.Option(help="Sampling seed")]  # noqa: UP045
-PromptFile = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(
-        "--prompt-file",
-        help="Prompt template file with {question} and {options} (default: built-in infer_v1)",
-    ),
-]
-ExtraBody = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(help="JSON object added to every request, e.g. '{\"top_k\": 20}'"),
-]
-MaxImageSide = Annotated[
-    Optional[int],  # noqa: UP045
-    typer.Option(min=28, help="Downscale images to this longer side before sending"),
-]
-Limit = Annotated[
-    Optional[int],  # noqa: UP045
-    typer.Option(min=1, help="Only the first N selected items"),
-]
-Sources = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(help="Comma-separated sources, e.g. mathvision,mmvp"),
-]
-Ids = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(help="Comma-separated item ids, or @FILE with one id per line"),
-]
-RetryErrors = Annotated[bool, typer.Option("--retry-errors", help="Answer error records again")]
-AllowMixed = Annotated[
-    bool,
-    typer.Option(
-        "--allow-mixed", help="Append to a file holding another model, prompt or settings"
-    ),
-]
-Preflight = Annotated[
-    bool, typer.Option(help="Check endpoints, key and model name before starting")
-]
-BatchSize = Annotated[
-    Optional[int],  # noqa: UP045
-    typer.Option(min=0, help="Items per generate call (vllm: 1024, 0 = all; transformers: 4)"),
-]
-Device = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Option(help="transformers device: cuda, cuda:1, cpu, mps (default: cuda if present)"),
-]
-Dtype = Annotated[str, typer.Option(help="auto, bfloat16, float16 or float32 (local backends)")]
-TensorParallel = Annotated[int, typer.Option(min=1, help="vllm: GPUs to shard the model over")]
-GpuMemory = Annotated[float, typer.Option(help="vllm: share of GPU memory to use")]
-MaxModelLen = Annotated[
-    Optional[int],  # noqa: UP045
-    typer.Option(help="vllm: context length cap"),
-]
-TrustRemoteCode = Annotated[
-    bool, typer.Option("--trust-remote-code", help="Allow custom model code (local backends)")
-]
-FsyncInterval = Annotated[
-    float, typer.Option(min=0.0, help="Seconds between fsyncs of the output (0: every record)")
-]
-ShowProgress = Annotated[bool, typer.Option(help="Show a progress bar")]
 
-
-@dataclass
-class InferOptions:
-    """Every ``crystal infer`` option, as one value handed to :func:`run_inference`."""
-
-    model: str
-    out: Path
-    benchmark: str = HUB_BENCHMARK
-    backend: str = "openai"
-    base_url: list[str] | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    concurrency: int = 32
-    timeout: float = 300.0
-    max_attempts: int = 6
-    temperature: float = 0.1
-    max_tokens: int = 4096
-    top_p: float | None = None
-    seed: int | None = None
-    prompt_file: str | None = None
-    extra_body: str | None = None
-    max_image_side: int | None = None
-    limit: int | None = None
-    sources: str | None = None
-    ids: str | None = None
-    retry_errors: bool = False
-    allow_mixed: bool = False
-    preflight: bool = True
-    batch_size: int | None = None
-    device: str | None = None
-    dtype: str = "auto"
-    tensor_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    max_model_len: int | None = None
-    trust_remote_code: bool = False
-    fsync_interval: float = 1.0
-    progress: bool = True
-
-
+# --- flag values -> config values ------------------------------------------------------------
 def _split(value: str | None) -> list[str] | None:
     if not value:
         return None
@@ -185,6 +75,325 @@ def _extra_body(value: str | None) -> dict[str, Any] | None:
     return parsed
 
 
+def _option(kind: Any, *names: str, help: str) -> Any:
+    """``Annotated[Optional[kind], typer.Option(...)]``: a flag whose absence means "not given"."""
+    return Annotated[Optional[kind], typer.Option(*names, help=help)]  # noqa: UP045
+
+
+@dataclass(frozen=True)
+class ConfigFlag:
+    """One command-line flag that sets one :class:`InferenceConfig` field."""
+
+    param: str
+    """Parameter name in the command."""
+    field: str
+    """The field it sets (dotted for a nested one: ``generation.temperature``)."""
+    annotation: Any
+    """The typer annotation (type and option)."""
+    convert: Callable[[Any], Any] | None = None
+    """Turns the flag's text into the field's value (``None``: as typer parsed it)."""
+
+
+INFERENCE_FLAGS: tuple[ConfigFlag, ...] = (
+    ConfigFlag(
+        "model",
+        "model",
+        _option(
+            str,
+            "--model",
+            "-m",
+            help="Served model name (openai), or hub id / folder (vllm, transformers)",
+        ),
+    ),
+    ConfigFlag(
+        "benchmark",
+        "benchmark",
+        _option(
+            str,
+            "--benchmark",
+            "-b",
+            help=f"{HUB_BENCHMARK} (default), sample, a save_to_disk folder, .parquet, .jsonl",
+        ),
+    ),
+    ConfigFlag(
+        "backend",
+        "backend",
+        _option(
+            str,
+            "--backend",
+            help="openai (default: any OpenAI-compatible endpoint), vllm (offline) or transformers",
+        ),
+    ),
+    ConfigFlag(
+        "base_url",
+        "base_urls",
+        _option(
+            list[str],
+            "--base-url",
+            help="Endpoint ending in /v1; repeat to spread requests over replicas "
+            "(default: $OPENAI_BASE_URL or the OpenAI API)",
+        ),
+        convert=lambda urls: list(urls) or None,
+    ),
+    ConfigFlag(
+        "api_key_env",
+        "api_key_env",
+        _option(
+            str,
+            "--api-key-env",
+            help=f"Environment variable holding the API key (default {INFER_API_KEY_ENV})",
+        ),
+    ),
+    ConfigFlag(
+        "concurrency",
+        "concurrency",
+        _option(
+            int,
+            "--concurrency",
+            help=f"Requests in flight per base URL (default {INFER_CONCURRENCY})",
+        ),
+    ),
+    ConfigFlag(
+        "timeout",
+        "timeout",
+        _option(
+            float,
+            "--timeout",
+            help="Seconds one request may take in all, however slowly the server answers "
+            f"(default {INFER_TIMEOUT:g})",
+        ),
+    ),
+    ConfigFlag(
+        "max_attempts",
+        "max_attempts",
+        _option(
+            int,
+            "--max-attempts",
+            help="Requests per item on timeouts, 429 and 5xx, with backoff "
+            f"(default {INFER_MAX_ATTEMPTS})",
+        ),
+    ),
+    ConfigFlag(
+        "max_retry_after",
+        "max_retry_after",
+        _option(
+            float,
+            "--max-retry-after",
+            help="Longest Retry-After wait honoured, in seconds "
+            f"(default {INFER_MAX_RETRY_AFTER:g})",
+        ),
+    ),
+    ConfigFlag(
+        "temperature",
+        "generation.temperature",
+        _option(float, "--temperature", help=f"Sampling temperature (default {INFER_TEMPERATURE})"),
+    ),
+    ConfigFlag(
+        "max_tokens",
+        "generation.max_tokens",
+        _option(
+            int, "--max-tokens", help=f"Maximum completion tokens (default {INFER_MAX_TOKENS})"
+        ),
+    ),
+    ConfigFlag(
+        "top_p",
+        "generation.top_p",
+        _option(float, "--top-p", help="Nucleus sampling top_p (default: the server's)"),
+    ),
+    ConfigFlag(
+        "seed",
+        "generation.seed",
+        _option(int, "--seed", help="Sampling seed (default: the server's)"),
+    ),
+    ConfigFlag(
+        "prompt_file",
+        "prompt_file",
+        _option(
+            str,
+            "--prompt-file",
+            help="Prompt template file with {question} and {options} (default: built-in infer_v1)",
+        ),
+    ),
+    ConfigFlag(
+        "extra_body",
+        "extra_body",
+        _option(
+            str, "--extra-body", help="JSON object added to every request, e.g. '{\"top_k\": 20}'"
+        ),
+        convert=_extra_body,
+    ),
+    ConfigFlag(
+        "max_image_side",
+        "max_image_side",
+        _option(
+            int, "--max-image-side", help="Downscale images to this longer side before sending"
+        ),
+    ),
+    # (The inputs work adds --image-root and the images' default maximum side here.)
+    ConfigFlag("limit", "limit", _option(int, "--limit", help="Only the first N selected items")),
+    ConfigFlag(
+        "sources",
+        "sources",
+        _option(str, "--sources", help="Comma-separated sources, e.g. mathvision,mmvp"),
+        convert=_split,
+    ),
+    ConfigFlag(
+        "ids",
+        "ids",
+        _option(str, "--ids", help="Comma-separated item ids, or @FILE with one id per line"),
+        convert=_ids,
+    ),
+    ConfigFlag(
+        "retry_errors",
+        "retry_errors",
+        _option(bool, "--retry-errors", help="Answer error records again"),
+    ),
+    ConfigFlag(
+        "allow_mixed",
+        "allow_mixed",
+        _option(
+            bool,
+            "--allow-mixed",
+            help="Append to a file holding another model, prompt or settings",
+        ),
+    ),
+    ConfigFlag(
+        "preflight",
+        "preflight",
+        _option(
+            bool,
+            "--preflight/--no-preflight",
+            help="Check endpoints, key and model name before starting (default: check)",
+        ),
+    ),
+    ConfigFlag(
+        "batch_size",
+        "batch_size",
+        _option(
+            int,
+            "--batch-size",
+            help="Items per generate call (vllm: 1024, 0 = all; transformers: 4)",
+        ),
+    ),
+    ConfigFlag(
+        "device",
+        "device",
+        _option(
+            str,
+            "--device",
+            help="transformers device: cuda, cuda:1, cpu, mps (default: cuda if present)",
+        ),
+    ),
+    ConfigFlag(
+        "dtype",
+        "dtype",
+        _option(
+            str,
+            "--dtype",
+            help="auto (default), bfloat16, float16 or float32 (local backends)",
+        ),
+    ),
+    ConfigFlag(
+        "tensor_parallel_size",
+        "tensor_parallel_size",
+        _option(
+            int, "--tensor-parallel-size", help="vllm: GPUs to shard the model over (default 1)"
+        ),
+    ),
+    ConfigFlag(
+        "gpu_memory_utilization",
+        "gpu_memory_utilization",
+        _option(
+            float,
+            "--gpu-memory-utilization",
+            help="vllm: share of GPU memory to use (default 0.9)",
+        ),
+    ),
+    ConfigFlag(
+        "max_model_len",
+        "max_model_len",
+        _option(int, "--max-model-len", help="vllm: context length cap"),
+    ),
+    ConfigFlag(
+        "trust_remote_code",
+        "trust_remote_code",
+        _option(bool, "--trust-remote-code", help="Allow custom model code (local backends)"),
+    ),
+    ConfigFlag(
+        "fsync_interval",
+        "fsync_interval",
+        _option(
+            float,
+            "--fsync-interval",
+            help="Seconds between fsyncs of the output, 0: every record "
+            f"(default {INFER_FSYNC_INTERVAL:g})",
+        ),
+    ),
+    ConfigFlag(
+        "abort_after",
+        "abort_after",
+        _option(
+            int,
+            "--abort-after",
+            help="Stop when this many items failed and none succeeded, 0: never "
+            f"(default {INFER_ABORT_AFTER})",
+        ),
+    ),
+)
+"""Every inference flag of ``crystal infer`` and ``crystal run``, in ``--help`` order."""
+
+
+def with_inference_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a typer command every flag of :data:`INFERENCE_FLAGS`.
+
+    The command declares its own parameters plus ``overrides``; it receives the flags
+    that were given as ``{field: value}`` in ``overrides`` (flags left out are absent).
+    """
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "overrides"]
+    added = [
+        inspect.Parameter(
+            flag.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=flag.annotation
+        )
+        for flag in INFERENCE_FLAGS
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        overrides: dict[str, Any] = {}
+        for flag in INFERENCE_FLAGS:
+            value = kwargs.pop(flag.param, None)
+            if flag.convert is not None and value is not None:
+                value = flag.convert(value)
+            if value is not None:
+                overrides[flag.field] = value
+        return command(**kwargs, overrides=overrides)
+
+    parameters = [*own, *added]
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper
+
+
+ConfigFile = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--config", help="YAML or JSON file with InferenceConfig fields; flags override it"
+    ),
+]
+ShowProgress = Annotated[bool, typer.Option(help="Show a progress bar")]
+
+
+def inference_config(path: Path | None, overrides: dict[str, Any]) -> Any:
+    """The :class:`InferenceConfig` of a command: the ``--config`` file, flags on top."""
+    from crystalbench.errors import InputError
+    from crystalbench.inference import load_inference_config
+
+    if path is None and "model" not in overrides:
+        raise InputError("missing: pass --model (or name it in a --config file)", field="model")
+    return load_inference_config(path, overrides)
+
+
 def _reporter(enabled: bool) -> Any:
     from crystalbench.inference.progress import LogProgress, RichProgress
 
@@ -195,76 +404,12 @@ def _reporter(enabled: bool) -> Any:
     return LogProgress()
 
 
-def run_inference(options: InferOptions) -> tuple[Any, Any]:
-    """Load the benchmark, build the backend, run :func:`crystalbench.inference.infer`.
+def _announce(message: str) -> None:
+    console.print(f"[bold]crystal infer[/]: {message}", highlight=False)
 
-    Returns:
-        ``(summary, selected benchmark)``.
-    """
-    from crystalbench.data import load_benchmark
-    from crystalbench.inference import GenerationSettings, RetryPolicy, infer, load_prompt
-    from crystalbench.inference.backends import build_backend
 
-    settings = GenerationSettings(
-        temperature=options.temperature,
-        max_tokens=options.max_tokens,
-        top_p=options.top_p,
-        seed=options.seed,
-    )
-    prompt = load_prompt(options.prompt_file)
-    extra = _extra_body(options.extra_body)
-    full = load_benchmark(options.benchmark)
-    selected = full.subset(
-        sources=_split(options.sources), ids=_ids(options.ids), limit=options.limit
-    )
-    api_key = os.environ.get(options.api_key_env) if options.api_key_env else None
-    if api_key is None and options.api_key_env not in ("", "OPENAI_API_KEY"):
-        from crystalbench.errors import InputError
-
-        raise InputError(
-            f"environment variable {options.api_key_env} is not set", field="api-key-env"
-        )
-    backend = build_backend(
-        options.backend,
-        options.model,
-        base_urls=options.base_url,
-        api_key=api_key,
-        concurrency=options.concurrency,
-        timeout=options.timeout,
-        extra_body=extra,
-        batch_size=options.batch_size,
-        device=options.device,
-        dtype=options.dtype,
-        tensor_parallel_size=options.tensor_parallel_size,
-        gpu_memory_utilization=options.gpu_memory_utilization,
-        max_model_len=options.max_model_len,
-        trust_remote_code=options.trust_remote_code,
-    )
-    where = ", ".join(getattr(backend, "endpoints", [])) or options.backend
-    console.print(
-        f"[bold]crystal infer[/]: {options.model} via {where} on {len(selected)} items of "
-        f"{full.name} -> {options.out}",
-        highlight=False,
-    )
-    summary = infer(
-        selected,
-        backend,
-        options.out,
-        prompt=prompt,
-        settings=settings,
-        retry=RetryPolicy(max_attempts=options.max_attempts),
-        retry_errors=options.retry_errors,
-        allow_mixed=options.allow_mixed,
-        progress=_reporter(options.progress),
-        order=full.ids,
-        image_max_side=options.max_image_side,
-        preflight=options.preflight,
-        fsync_interval=options.fsync_interval,
-        on_warning=lambda message: err_console.print(
-            f"[yellow]warning:[/] {message}", highlight=False
-        ),
-    )
-    return summary, selected
+def _warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {message}", highlight=False)
 
 
 def summary_table(summary: Any) -> Any:
@@ -335,133 +480,86 @@ def _interrupted(out: Path) -> typer.Exit:
 
 
 @handle_errors
+@with_inference_flags
 def infer(
-    model: Model,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (resumed if it exists)")],
-    benchmark: BenchmarkSpec = HUB_BENCHMARK,
-    backend: Backend = "openai",
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = 32,
-    timeout: Timeout = 300.0,
-    max_attempts: MaxAttempts = 6,
-    temperature: Temperature = 0.1,
-    max_tokens: MaxTokens = 4096,
-    top_p: TopP = None,
-    seed: Seed = None,
-    prompt_file: PromptFile = None,
-    extra_body: ExtraBody = None,
-    max_image_side: MaxImageSide = None,
-    limit: Limit = None,
-    sources: Sources = None,
-    ids: Ids = None,
-    retry_errors: RetryErrors = False,
-    allow_mixed: AllowMixed = False,
-    preflight: Preflight = True,
-    batch_size: BatchSize = None,
-    device: Device = None,
-    dtype: Dtype = "auto",
-    tensor_parallel_size: TensorParallel = 1,
-    gpu_memory_utilization: GpuMemory = 0.9,
-    max_model_len: MaxModelLen = None,
-    trust_remote_code: TrustRemoteCode = False,
-    fsync_interval: FsyncInterval = 1.0,
+    config: ConfigFile = None,
     progress: ShowProgress = True,
+    *,
+    overrides: dict[str, Any],
 ) -> None:
     """Run a model over the benchmark: one JSONL record per item, resumable, concurrent.
+
+    The run's summary and configuration go beside OUT, in NAME.inference.json.
 
     Exit status: 0 when every selected item has an answer, 1 when some failed (rerun
     with --retry-errors), 2 on bad input, 130 when interrupted.
     """
-    options = InferOptions(**locals())
+    from crystalbench.inference import run_inference
+    from crystalbench.inference.pipeline import manifest_path
+
+    settings = inference_config(config, overrides)
     try:
-        summary, _ = run_inference(options)
+        done = run_inference(
+            settings,
+            out,
+            manifest=manifest_path(out),
+            progress=_reporter(progress),
+            on_start=_announce,
+            on_warning=_warn,
+        )
     except KeyboardInterrupt:
         raise _interrupted(out) from None
-    _print_summary(summary)
-    if summary.n_pending:
+    _print_summary(done.summary)
+    if done.summary.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def score_inference_output(
-    predictions_path: Path,
-    selected: Any,
-    out_dir: Path,
-    config: Any,
-) -> Any:
-    """Score an inference output on the items that were selected for it."""
-    from crystalbench.predictions import PredictionSet, load_predictions
-    from crystalbench.scoring import evaluate
+def score_config(path: Path | None, overrides: dict[str, Any]) -> Any:
+    """The :class:`ScoreConfig` of ``crystal run``: the ``--score-config`` file, flags on top."""
+    from pydantic import ValidationError
 
-    loaded = load_predictions(predictions_path)
-    wanted = set(selected.ids)
-    subset = PredictionSet(
-        source=loaded.source,
-        by_id={i: p for i, p in loaded.by_id.items() if i in wanted},
-        where={i: w for i, w in loaded.where.items() if i in wanted},
-        problems=loaded.problems,
-        model=loaded.model,
-    )
-    return evaluate(selected, subset, config, out_dir=out_dir)
+    from crystalbench.config import ScoreConfig, load_config
+    from crystalbench.errors import InputError
 
-
-def build_run_report(out_dir: Path, benchmark: Any) -> Path | None:
-    """The HTML report of ``out_dir`` when :mod:`crystalbench.report` is available."""
+    base: ScoreConfig = load_config(path, ScoreConfig) if path else ScoreConfig()
     try:
-        from crystalbench.report import build_report
-    except ImportError:
-        return None
-    path = out_dir / "report.html"
-    try:
-        return Path(build_report([out_dir], path, benchmark=benchmark))
-    except TypeError:  # an older build_report without the benchmark argument
-        return Path(build_report([out_dir], path))
+        return ScoreConfig.model_validate({**base.model_dump(), **overrides})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first.get("loc", ()))
+        raise InputError(first.get("msg", "invalid value"), field=loc or None) from None
 
 
 @handle_errors
+@with_inference_flags
 def run(
-    model: Model,
     out_dir: Annotated[
         Path,
         typer.Option(
             "--out-dir",
             "-o",
-            help="Folder for predictions.jsonl, examples.jsonl, summary.json, report.html",
+            help="Folder for predictions.jsonl, inference.json, examples.jsonl, summary.json, "
+            "report.html",
         ),
     ],
-    benchmark: BenchmarkSpec = HUB_BENCHMARK,
-    backend: Backend = "openai",
-    base_url: BaseUrl = None,
-    api_key_env: ApiKeyEnv = "OPENAI_API_KEY",
-    concurrency: Concurrency = 32,
-    timeout: Timeout = 300.0,
-    max_attempts: MaxAttempts = 6,
-    temperature: Temperature = 0.1,
-    max_tokens: MaxTokens = 4096,
-    top_p: TopP = None,
-    seed: Seed = None,
-    prompt_file: PromptFile = None,
-    extra_body: ExtraBody = None,
-    max_image_side: MaxImageSide = None,
-    limit: Limit = None,
-    sources: Sources = None,
-    ids: Ids = None,
-    retry_errors: RetryErrors = False,
-    allow_mixed: AllowMixed = False,
-    preflight: Preflight = True,
-    batch_size: BatchSize = None,
-    device: Device = None,
-    dtype: Dtype = "auto",
-    tensor_parallel_size: TensorParallel = 1,
-    gpu_memory_utilization: GpuMemory = 0.9,
-    max_model_len: MaxModelLen = None,
-    trust_remote_code: TrustRemoteCode = False,
-    fsync_interval: FsyncInterval = 1.0,
-    progress: ShowProgress = True,
+    config: ConfigFile = None,
+    score_config_file: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            "--score-config", help="YAML file with ScoreConfig fields; the flags below override it"
+        ),
+    ] = None,
     encoder: Annotated[
-        str, typer.Option(help="Sentence encoder: hub name, folder, minilm-offline or hash")
-    ] = ENCODER,
-    threshold: Annotated[float, typer.Option("--threshold", "--tau", help="Cosine tau")] = TAU,
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help=f"Sentence encoder: hub name, folder, minilm-offline or hash (default {ENCODER})"
+        ),
+    ] = None,
+    threshold: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option("--threshold", "--tau", help=f"Cosine tau (default {TAU})"),
+    ] = None,
     encoder_device: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option(help="Encoder device (cuda, cpu, mps)"),
@@ -474,51 +572,51 @@ def run(
         bool, typer.Option("--no-cache", help="Do not read or write the embedding cache")
     ] = False,
     report: Annotated[bool, typer.Option(help="Write OUT_DIR/report.html")] = True,
+    progress: ShowProgress = True,
+    *,
+    overrides: dict[str, Any],
 ) -> None:
     """Infer, then score, then report, in one command (predictions resume like `infer`)."""
-    from crystalbench.config import ScoreConfig
-    from crystalbench.io import atomic_write_json
+    from crystalbench.inference import run_benchmark
+    from crystalbench.inference.pipeline import PREDICTIONS_FILE
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    predictions = out_dir / "predictions.jsonl"
-    options = InferOptions(
-        model=model, out=predictions, benchmark=benchmark, backend=backend, base_url=base_url,
-        api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-        max_attempts=max_attempts, temperature=temperature, max_tokens=max_tokens, top_p=top_p,
-        seed=seed, prompt_file=prompt_file, extra_body=extra_body,
-        max_image_side=max_image_side, limit=limit, sources=sources, ids=ids,
-        retry_errors=retry_errors, allow_mixed=allow_mixed, preflight=preflight,
-        batch_size=batch_size, device=device, dtype=dtype,
-        tensor_parallel_size=tensor_parallel_size,
-        gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len,
-        trust_remote_code=trust_remote_code, fsync_interval=fsync_interval, progress=progress,
-    )  # fmt: skip
+    settings = inference_config(config, overrides)
+    given: dict[str, Any] = {
+        key: value
+        for key, value in {
+            "encoder": encoder,
+            "threshold": threshold,
+            "device": encoder_device,
+            "cache_dir": str(cache_dir) if cache_dir else None,
+        }.items()
+        if value is not None
+    }
+    if no_cache:
+        given["use_cache"] = False
+    scoring = score_config(score_config_file, given)
     try:
-        summary, selected = run_inference(options)
+        done = run_benchmark(
+            settings,
+            scoring,
+            out_dir,
+            report=report,
+            progress=_reporter(progress),
+            on_start=_announce,
+            on_warning=_warn,
+            on_inferred=_print_summary,
+        )
     except KeyboardInterrupt:
-        raise _interrupted(predictions) from None
-    _print_summary(summary)
-    atomic_write_json(out_dir / "inference.json", summary.model_dump(mode="json"))
-    config = ScoreConfig(
-        encoder=encoder,
-        threshold=threshold,
-        device=encoder_device,
-        cache_dir=str(cache_dir) if cache_dir else None,
-        use_cache=not no_cache,
-    )
-    result = score_inference_output(predictions, selected, out_dir, config)
-    console.print(leaderboard_table([(model, result.summary)], title=f"CRYSTAL scores ({model})"))
+        raise _interrupted(out_dir / PREDICTIONS_FILE) from None
+    model = settings.model
     console.print(
-        f"encoder {config.encoder}: {result.encode_stats.encoded} steps encoded, "
-        f"{result.encode_stats.cache_hits} from the cache",
+        leaderboard_table([(model, done.scores.summary)], title=f"CRYSTAL scores ({model})")
+    )
+    stats = done.scores.encode_stats
+    console.print(
+        f"encoder {scoring.encoder}: {stats.encoded} steps encoded, "
+        f"{stats.cache_hits} from the cache",
         highlight=False,
     )
-    report_path = build_run_report(out_dir, selected) if report else None
-    written = ["predictions.jsonl", "inference.json", "examples.jsonl", "summary.json"]
-    if report_path is not None:
-        written.append(report_path.name)
-    elif report:
-        console.print("(crystalbench.report is not available: no HTML report)")
-    console.print(f"wrote {', '.join(written)} in {out_dir}", highlight=False)
-    if summary.n_pending:
+    console.print(f"wrote {', '.join(done.files)} in {out_dir}", highlight=False)
+    if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)

@@ -10,8 +10,24 @@
     backend = OpenAIChatBackend("Qwen/Qwen2.5-VL-7B-Instruct", ["http://localhost:8000/v1"])
     summary = infer(bench, backend, "preds.jsonl", settings=GenerationSettings(max_tokens=2048))
 
+Or from one :class:`InferenceConfig` (what ``crystal infer`` and ``crystal run`` do)::
+
+    from crystalbench.config import ScoreConfig
+    from crystalbench.inference import InferenceConfig, run_benchmark, run_inference
+
+    config = InferenceConfig(model="Qwen/Qwen2.5-VL-7B-Instruct",
+                             base_urls=["http://localhost:8000/v1"])
+    run_inference(config, "preds.jsonl")                         # infer only
+    run_benchmark(config, ScoreConfig(), "runs/qwen7b")          # infer, score, report
+
 The output JSONL scores directly with ``crystal score --predictions preds.jsonl``.
 See ``docs/inference.md`` for serving recipes and the resume semantics.
+
+Layout: :mod:`.config` (the configuration), :mod:`.pipeline` (config-driven runs),
+:mod:`.runner` (``infer`` / ``ainfer``), :mod:`.resume` (what an existing file already
+answers), :mod:`.engine` (asking the backend, writing records), :mod:`.summary`
+(counters and the closing summary), :mod:`.records` (the output file), :mod:`.retry`,
+:mod:`.prompts`, :mod:`.images`, :mod:`.progress` and :mod:`.backends`.
 """
 
 from __future__ import annotations
@@ -22,7 +38,14 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
     InferenceAbortedError,
 )
+from crystalbench.inference.config import InferenceConfig, load_inference_config
 from crystalbench.inference.images import PreparedImage
+from crystalbench.inference.pipeline import (
+    BenchmarkRun,
+    InferenceRun,
+    run_benchmark,
+    run_inference,
+)
 from crystalbench.inference.prompts import PromptTemplate, load_prompt, render_options
 from crystalbench.inference.records import (
     GenerationSettings,
@@ -32,15 +55,19 @@ from crystalbench.inference.records import (
     TornLine,
 )
 from crystalbench.inference.retry import RetryPolicy, parse_retry_after
-from crystalbench.inference.runner import InferenceSummary, RunStats, ainfer, infer
+from crystalbench.inference.runner import ainfer, infer
+from crystalbench.inference.summary import InferenceSummary, RunStats
 
 __all__ = [
     "BackendError",
+    "BenchmarkRun",
     "Completion",
     "GenerationRequest",
     "GenerationSettings",
     "InferenceAbortedError",
+    "InferenceConfig",
     "InferenceRecord",
+    "InferenceRun",
     "InferenceSummary",
     "LoadedRecords",
     "PreparedImage",
@@ -51,7 +78,10 @@ __all__ = [
     "TornLine",
     "ainfer",
     "infer",
+    "load_inference_config",
     "load_prompt",
     "parse_retry_after",
     "render_options",
+    "run_benchmark",
+    "run_inference",
 ]

@@ -7,7 +7,7 @@ import time
 from typing import Any, TextIO
 
 from crystalbench.inference.records import InferenceRecord
-from crystalbench.inference.runner import RunStats
+from crystalbench.inference.summary import RunStats
 
 
 def format_duration(seconds: float | None) -> str:

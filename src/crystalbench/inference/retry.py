@@ -13,6 +13,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from crystalbench.defaults import (
+    INFER_BACKOFF_BASE,
+    INFER_BACKOFF_MAX,
+    INFER_MAX_ATTEMPTS,
+    INFER_MAX_RETRY_AFTER,
+)
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -28,13 +35,13 @@ class RetryPolicy:
         3.0
     """
 
-    max_attempts: int = 6
+    max_attempts: int = INFER_MAX_ATTEMPTS
     """Requests per item for retryable failures (the first one included)."""
-    base_delay: float = 1.0
+    base_delay: float = INFER_BACKOFF_BASE
     """Backoff before the second attempt is drawn around this many seconds."""
-    max_delay: float = 60.0
+    max_delay: float = INFER_BACKOFF_MAX
     """Backoff never exceeds this (before jitter)."""
-    max_retry_after: float = 600.0
+    max_retry_after: float = INFER_MAX_RETRY_AFTER
     """Longest ``Retry-After`` honoured; longer requests are capped to this."""
     downscale_sides: tuple[int, ...] = (1024, 512)
     """Longer-side limits tried, in order, when a server rejects an image as too large."""

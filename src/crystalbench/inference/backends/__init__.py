@@ -11,6 +11,7 @@ torch or vllm.
 
 from __future__ import annotations
 
+from crystalbench.defaults import INFER_MAX_RETRY_AFTER
 from crystalbench.inference.backends.base import (
     AsyncBackend,
     BackendError,
@@ -45,6 +46,7 @@ def build_backend(
     api_key: str | None = None,
     concurrency: int | None = None,
     timeout: float | None = None,
+    max_retry_after: float | None = None,
     extra_body: dict[str, object] | None = None,
     batch_size: int | None = None,
     device: str | None = None,
@@ -75,6 +77,7 @@ def build_backend(
             api_key=api_key,
             concurrency=concurrency or DEFAULT_CONCURRENCY,
             timeout=timeout or DEFAULT_TIMEOUT,
+            max_retry_after=INFER_MAX_RETRY_AFTER if max_retry_after is None else max_retry_after,
             extra_body=extra_body,
         )
     if kind == "vllm":

@@ -10,6 +10,12 @@ repeated 5xx, 429) cools down while the others take the load.
 The request body is serialised once per item and image size and sent as raw bytes
 (``client.post(..., content=...)``), which skips the SDK's per-call parameter
 transformation: the client side then costs well under a millisecond per request.
+
+**Deadlines.** The HTTP client's read timeout applies to each chunk it waits for, so a
+server that sends a byte now and then would hold a request forever. Every request (and
+the preflight) therefore also runs under one total deadline (``timeout``): when it
+passes, the request is cancelled, its connection closed, and the attempt fails as a
+retryable ``timeout``. ``Retry-After`` waits are cut to ``max_retry_after`` seconds.
 """
 
 from __future__ import annotations
@@ -20,12 +26,20 @@ import inspect
 import json
 import os
 import re
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crystalbench.defaults import INFER_CONCURRENCY
+from crystalbench.defaults import (
+    INFER_CONCURRENCY,
+    INFER_CONNECT_TIMEOUT,
+    INFER_MAX_RETRY_AFTER,
+    INFER_PREFLIGHT_TIMEOUT,
+    INFER_REPLICA_MAX_COOLDOWN,
+    INFER_TIMEOUT,
+)
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.inference.backends.base import (
     BackendError,
@@ -38,8 +52,8 @@ from crystalbench.inference.retry import parse_retry_after
 DEFAULT_CONCURRENCY = INFER_CONCURRENCY
 """Requests in flight per base URL."""
 
-DEFAULT_TIMEOUT = 300.0
-"""Seconds per request (long generations on a busy server take minutes)."""
+DEFAULT_TIMEOUT = INFER_TIMEOUT
+"""Seconds one request may take in all (long generations on a busy server take minutes)."""
 
 TOO_LARGE_PATTERN = re.compile(
     r"too (large|big|long)|exceed|max(imum)?[ _](image|side|size|dimension|pixels|resolution)"
@@ -80,7 +94,8 @@ class ReplicaPool:
     """Spreads requests over replicas by load and avoids the ones that fail.
 
     - A 429 **blocks** its replica for its ``Retry-After`` (1 s without one, at most
-      :attr:`max_cooldown`): the server asked for quiet, so nothing is sent there.
+      :attr:`max_cooldown` and :attr:`max_retry_after`): the server asked for quiet, so
+      nothing is sent there.
     - Connection failures (0.5 s, doubling per consecutive failure) and three or more
       consecutive timeouts or 5xx make a replica **sick** for a while (at most
       :attr:`max_cooldown`): requests go to healthy replicas, waiting for a free slot
@@ -90,7 +105,10 @@ class ReplicaPool:
     """
 
     replicas: list[Replica]
-    max_cooldown: float = 30.0
+    max_cooldown: float = INFER_REPLICA_MAX_COOLDOWN
+    """Longest time a replica is blocked or avoided."""
+    max_retry_after: float = INFER_MAX_RETRY_AFTER
+    """Longest ``Retry-After`` honoured (the runner's cap on waits, applied here too)."""
     _condition: asyncio.Condition | None = field(default=None, repr=False)
 
     @property
@@ -144,7 +162,7 @@ class ReplicaPool:
                 replica.failures += 1
                 if error.kind == "rate_limit":
                     wait = error.retry_after if error.retry_after is not None else 1.0
-                    until = now + min(wait, self.max_cooldown)
+                    until = now + min(wait, self.max_cooldown, self.max_retry_after)
                     replica.blocked_until = max(replica.blocked_until, until)
                 else:
                     sick = 0.0
@@ -156,6 +174,27 @@ class ReplicaPool:
                         until = now + min(sick, self.max_cooldown)
                         replica.sick_until = max(replica.sick_until, until)
             self.condition.notify_all()
+
+
+async def within(awaitable: Awaitable[Any], seconds: float) -> Any:
+    """Await ``awaitable``, cancelling it when ``seconds`` have passed.
+
+    Raises:
+        asyncio.TimeoutError: The deadline passed (the awaitable was cancelled).
+
+    Examples:
+        >>> asyncio.run(within(asyncio.sleep(0, result="done"), 1.0))
+        'done'
+        >>> try:
+        ...     asyncio.run(within(asyncio.sleep(5), 0.01))
+        ... except asyncio.TimeoutError:
+        ...     print("cut")
+        cut
+    """
+    if sys.version_info >= (3, 11):  # no extra task per request
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    return await asyncio.wait_for(awaitable, seconds)
 
 
 def error_message(body: object, fallback: str) -> str:
@@ -315,7 +354,10 @@ class OpenAIChatBackend:
             OpenAI API.
         api_key: API key; default ``$OPENAI_API_KEY``, or ``EMPTY`` for local servers.
         concurrency: Requests in flight per base URL.
-        timeout: Seconds per request (connecting: at most 10 s).
+        timeout: Seconds one request may take in all, from sending it to the last byte
+            of the answer (connecting: at most 10 s of it).
+        max_retry_after: Longest ``Retry-After`` a replica is kept idle for (pass the
+            same cap as the runner's :class:`~crystalbench.inference.RetryPolicy`).
         extra_body: Extra JSON fields sent with every request (``top_k``,
             ``repetition_penalty``, ``chat_template_kwargs``...).
     """
@@ -330,6 +372,7 @@ class OpenAIChatBackend:
         api_key: str | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         timeout: float = DEFAULT_TIMEOUT,
+        max_retry_after: float = INFER_MAX_RETRY_AFTER,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
         try:
@@ -340,6 +383,8 @@ class OpenAIChatBackend:
             ) from exc
         if concurrency < 1:
             raise InputError("must be at least 1", field="concurrency")
+        if not timeout > 0:
+            raise InputError("must be more than 0 seconds", field="timeout")
         urls = [u.rstrip("/") for u in base_urls] or [os.environ.get("OPENAI_BASE_URL", "")]
         if len(set(urls)) != len(urls):
             raise InputError("the same --base-url is given twice", field="base_url")
@@ -348,7 +393,9 @@ class OpenAIChatBackend:
         self.timeout = timeout
         self.token_parameter = "max_tokens"
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY") or "EMPTY"
-        timeout_value = type(openai.DEFAULT_TIMEOUT)(timeout, connect=min(timeout, 10.0))
+        timeout_value = type(openai.DEFAULT_TIMEOUT)(
+            timeout, connect=min(timeout, INFER_CONNECT_TIMEOUT)
+        )
         limits_type = type(openai.DEFAULT_CONNECTION_LIMITS)
         replicas = []
         for url in urls:
@@ -369,7 +416,7 @@ class OpenAIChatBackend:
             replicas.append(
                 Replica(base_url=str(client.base_url).rstrip("/"), client=client, limit=concurrency)
             )
-        self.pool = ReplicaPool(replicas)
+        self.pool = ReplicaPool(replicas, max_retry_after=max_retry_after)
         self._raw_content = "content" in inspect.signature(replicas[0].client.post).parameters
         self._openai = openai
 
@@ -449,14 +496,19 @@ class OpenAIChatBackend:
         error: BackendError | None = None
         try:
             if self._raw_content:
-                raw = await replica.client.post(
+                sending = replica.client.post(
                     "/chat/completions",
                     cast_to=bytes,
                     content=body,
                     options={"headers": {"Content-Type": "application/json"}},
                 )
             else:  # older SDKs: the body is serialised by the client
-                raw = await replica.client.post("/chat/completions", cast_to=bytes, body=body)
+                sending = replica.client.post("/chat/completions", cast_to=bytes, body=body)
+            # The whole request runs under one deadline: httpx's read timeout is per
+            # chunk, so a server dripping bytes would otherwise hold it forever.
+            # Cancelling the request closes its connection (httpcore never reuses a
+            # connection whose answer was not read to the end).
+            raw = await within(sending, self.timeout)
             completion = parse_completion(raw, endpoint=replica.base_url)
         except BackendError as exc:
             error = exc
@@ -469,7 +521,7 @@ class OpenAIChatBackend:
                 has_image=request.image is not None,
                 endpoint=replica.base_url,
             )
-        except openai.APITimeoutError:
+        except (openai.APITimeoutError, asyncio.TimeoutError):
             error = BackendError(
                 "timeout",
                 f"no answer within {self.timeout:g} s",
@@ -502,7 +554,7 @@ class OpenAIChatBackend:
         )
 
     # ------------------------------------------------------------------ preflight
-    async def preflight(self, timeout: float = 10.0) -> list[str]:
+    async def preflight(self, timeout: float = INFER_PREFLIGHT_TIMEOUT) -> list[str]:
         """Check every replica before the run; returns warnings.
 
         Raises:
@@ -518,9 +570,14 @@ class OpenAIChatBackend:
         listed: dict[str, list[str]] = {}
         for replica in self.pool.replicas:
             try:
-                raw = await replica.client.get(
-                    "/models", cast_to=bytes, options={"timeout": timeout}
+                raw = await within(
+                    replica.client.get("/models", cast_to=bytes, options={"timeout": timeout}),
+                    timeout,
                 )
+            except asyncio.TimeoutError:
+                warnings.append(f"{replica.base_url} did not answer /models within {timeout:g} s")
+                replica.sick_until = asyncio.get_running_loop().time() + 5.0
+                continue
             except openai.APIStatusError as exc:
                 reachable += 1
                 if exc.status_code in (401, 403):
