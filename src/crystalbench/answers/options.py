@@ -214,7 +214,7 @@ class ChoiceResolution(NamedTuple):
 _NEGATIONS = frozenset(
     {"not", "no", "never", "neither", "nor", "without", "except", "isnt", "arent", "wasnt",
      "werent", "dont", "doesnt", "didnt", "cant", "cannot", "wont", "wouldnt", "shouldnt",
-     "couldnt", "hasnt", "havent", "hadnt", "aint", "nt"}
+     "couldnt", "hasnt", "havent", "hadnt", "aint"}
 )  # fmt: skip
 _NEGATING_PAIRS = frozenset({("instead", "of"), ("rather", "than"), ("other", "than")})
 _SOFTENERS = frozenset(

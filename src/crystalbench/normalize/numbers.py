@@ -54,7 +54,7 @@ _NUM = (
     r"|\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 )
 _NUMBER = re.compile(
-    rf"(?<![\w.])(?P<sign>[-+])?(?:[$€£¥]\s?)?(?P<num>{_NUM})"
+    rf"(?<![\w.%°])(?P<sign>[-+])?(?:[$€£¥]\s?)?(?P<num>{_NUM})"
     rf"(?:\s*/\s*(?P<den_sign>[-+])?(?P<den>{_NUM}))?(?P<percent>\s*%)?"
 )
 _UNIT_WORDS = r"(?:\s*[A-Za-zµΩ°][\w/^²³·.\-]*){0,3}"
@@ -236,7 +236,7 @@ def _gap_kind(region: str, left: Token[T], right: Token[T]) -> str | None:
     """How two neighbouring tokens are joined: ``hedge``, ``list`` or not at all (None)."""
     gap = region[left.end : right.start]
     before = region[: left.start]
-    if gap == "-":  # "25-30": a range
+    if re.fullmatch(r"[°%]?-", gap):  # "25-30", "20%-30%": a range
         return "hedge"
     if _HEDGE_GAP.fullmatch(gap):
         if re.search(r"\bto\s*\S*\s*$", gap, re.IGNORECASE) and _FROM_BEFORE.search(before):

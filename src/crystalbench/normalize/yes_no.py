@@ -23,7 +23,8 @@ _ABSTAIN = re.compile(
     re.IGNORECASE,
 )
 _IDIOMS = re.compile(
-    r"\b(?:no\s+doubt|without\s+(?:a\s+|any\s+)?doubt|no\s+question|no\s+wonder"
+    r"\b(?:no\s+doubt|without\s+(?:a\s+|any\s+)?doubt|no\s+wonder"
+    r"|no\s+question(?=\s*(?:[,.;:!]|about\b|that\b|$))"
     r"|not\s+only|no\s+matter|not\s+to\s+mention|no\s+offen[cs]e)\b",
     re.IGNORECASE,
 )
