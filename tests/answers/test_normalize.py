@@ -512,6 +512,7 @@ def test_normalize_text_keeps_its_behaviour():
 
 def test_fold_accents_and_plain_math():
     assert fold_accents("Ångström, façade, naïve") == "Angstrom, facade, naive"
+    assert answer_key("が") != answer_key("か")  # marks on other scripts carry meaning
     assert plain_math(r"$\frac{\sqrt{3}}{2}$") == "√3/2"
     assert plain_math(r"\frac{\pi}{4}") == "π/4"
 

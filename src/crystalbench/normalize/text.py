@@ -88,14 +88,24 @@ def clean_answer(text: str) -> str:
 
 
 def fold_accents(text: str) -> str:
-    """Drop combining accents: "São Paulo" -> "Sao Paulo", "Zürich" -> "Zurich".
+    """Drop accents on Latin letters: "São Paulo" -> "Sao Paulo", "Zürich" -> "Zurich".
+
+    Marks on other scripts are kept (Japanese "が" is not "か").
 
     Examples:
-        >>> fold_accents("São Paulo, Zürich, Québec")
-        'Sao Paulo, Zurich, Quebec'
+        >>> fold_accents("São Paulo, Zürich, Québec"), fold_accents("がか")
+        ('Sao Paulo, Zurich, Quebec', 'がか')
     """
-    decomposed = unicodedata.normalize("NFKD", str(text))
-    return "".join(char for char in decomposed if not unicodedata.combining(char))
+    kept: list[str] = []
+    latin_base = False
+    for char in unicodedata.normalize("NFD", str(text)):
+        if unicodedata.combining(char):
+            if not latin_base:  # marks on other scripts carry meaning (か vs が)
+                kept.append(char)
+            continue
+        latin_base = ord(char) < 0x250 or 0x1E00 <= ord(char) <= 0x1EFF
+        kept.append(char)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def answer_key(text: str) -> str:
