@@ -10,21 +10,33 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crystalbench.normalize import (
+    Clock,
+    NumberRange,
     ParsedNumber,
+    answer_key,
     answer_tail,
     clean_answer,
+    clocks_agree,
     committed_segment,
     extract_boxed,
     extract_number,
     find_choice_letters,
+    fold_accents,
     has_symbolic_markup,
     math_equivalent,
     normalize_text,
     numbers_close,
+    parse_clock,
     parse_number,
+    parse_range,
+    parse_ratio,
     parse_yes_no,
+    plain_math,
+    ratios_agree,
+    read_number,
     symbolic_value,
 )
+from crystalbench.normalize.number_words import words_to_digits
 
 # ------------------------------------------------------------------------------- text
 
@@ -151,6 +163,8 @@ def test_committed_segment(text, expected):
         (r"12\text{ cm}", 12.0, False),
         ("−5", -5.0, False),  # Unicode minus
         ("7.", 7.0, False),
+        ("five", 5.0, False),
+        ("3,5", 3.5, False),
     ],
 )
 def test_parse_number_reads_numbers(text, value, percent):
@@ -163,7 +177,6 @@ def test_parse_number_reads_numbers(text, value, percent):
 @pytest.mark.parametrize(
     "text",
     [
-        "five",
         "2 dogs and 3 cats",
         "between 3 and 4",
         r"2\sqrt{3}",
@@ -171,7 +184,10 @@ def test_parse_number_reads_numbers(text, value, percent):
         "x = 5",
         "1/0",
         "",
-        "3,5",
+        "3,5,7",
+        "(2,3)",
+        "Seven Samurai",
+        "one two",
         "A",
         "the year 2019",
     ],
@@ -198,6 +214,8 @@ def test_parse_number_rejects_non_numbers(text):
         ("1.2 × 10^3 kg", 1200.0),
         (r"x = \dfrac{3}{4}", 0.75),
         ("Final answer: -0.5", -0.5),
+        ("The answer is seven.", 7.0),
+        (r"\boxed{seven} although 8 appears", 7.0),
     ],
 )
 def test_extract_number(text, value):
@@ -208,7 +226,7 @@ def test_extract_number(text, value):
 
 @pytest.mark.parametrize(
     "text",
-    ["no digits here", "The answer is seven.", r"\boxed{seven} although 7 appears", ""],
+    ["no digits here", "The answer is the left one.", r"\boxed{many} although 7 appears", ""],
 )
 def test_extract_number_finds_none(text):
     assert extract_number(text) is None
@@ -353,6 +371,12 @@ def test_math_equivalent(answer, gold, equal):
         ("I can't tell.", None),
         ("Maybe yes, maybe no.", None),
         ("Notably, yes.", "yes"),
+        ("No doubt, yes.", "yes"),
+        ("Without a doubt, no.", "no"),
+        ("No wonder it is wet: yes.", "yes"),
+        ("Yes, no other object is red.", "yes"),
+        ("There is no question mark.", "no"),
+        ("I have no idea.", None),
         ("nothing to see", None),
         ("", None),
     ],
@@ -453,3 +477,223 @@ def test_find_choice_letters_respects_option_count():
 def test_letters_inside_words_never_count(words):
     """Property: text made only of words of two or more letters names no option."""
     assert find_choice_letters(" ".join(words), 26).letters == ()
+
+
+# ------------------------------------------------------------------------------- answer keys
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("São Paulo", "sao paulo"),
+        ("Zürich", "zurich"),
+        ("A", "a"),
+        ("Vitamin A", "vitamin a"),
+        ("A red umbrella.", "red umbrella"),
+        ("The answer is B.", "b"),
+        (r"$\frac{1}{2}$", "1 2"),
+        (r"\dfrac{1}{2}", "1 2"),
+        ("1/2", "1 2"),
+        (r"$\sqrt{3}$", "√3"),
+        ("√3", "√3"),
+        (r"45^\circ", "45°"),
+        ("$5$", "5"),
+    ],
+)
+def test_answer_key(text, expected):
+    assert answer_key(text) == expected
+
+
+def test_normalize_text_keeps_its_behaviour():
+    """The general key (leakage checks use it) still drops every article and keeps accents."""
+    assert normalize_text("Vitamin A") == "vitamin"
+    assert normalize_text("São Paulo") == "são paulo"
+
+
+def test_fold_accents_and_plain_math():
+    assert fold_accents("Ångström, façade, naïve") == "Angstrom, facade, naive"
+    assert answer_key("が") != answer_key("か")  # marks on other scripts carry meaning
+    assert plain_math(r"$\frac{\sqrt{3}}{2}$") == "√3/2"
+    assert plain_math(r"\frac{\pi}{4}") == "π/4"
+
+
+# ------------------------------------------------------------------------------- number spellings
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3,5", 3.5),
+        ("12,75 cm", 12.75),
+        ("0,25", 0.25),
+        ("1,234", 1234.0),
+        ("1,234,567", 1234567.0),
+        ("1 234", 1234.0),
+        ("1\u2009234", 1234.0),
+        ("1\u202f234", 1234.0),
+        ("1\u00a0234 567,5", 1234567.5),
+        (r"1\,234", 1234.0),
+        ("1{,}234", 1234.0),
+        ("1 1/2", 1.5),
+        ("-1 1/2", -1.5),
+        (r"3 \frac{1}{2}", 3.5),
+        ("1½", 1.5),
+        ("½", 0.5),
+        ("seven", 7.0),
+        ("Seven.", 7.0),
+        ("twenty-one", 21.0),
+        ("one hundred and five", 105.0),
+        ("two thousand and nineteen", 2019.0),
+        ("minus 3", -3.0),
+        ("negative five", -5.0),
+        ("zero", 0.0),
+    ],
+)
+def test_number_spellings(text, value):
+    number = parse_number(text)
+    assert number is not None, text
+    assert number.value == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    "text", ["3,5,7", "(2,3)", "3, 5", "1 23", "12 3456", "seven dwarfs", "one two", "5 3/2"]
+)
+def test_number_spellings_that_are_not_one_number(text):
+    assert parse_number(text) is None
+
+
+@given(st.integers(0, 10**6), st.integers(0, 99))
+def test_decimal_comma_round_trip(whole, cents):
+    """Property: one or two decimals after a comma are a decimal comma."""
+    assert parse_number(f"{whole},{cents:02d}").value == pytest.approx(whole + cents / 100)
+    if cents % 10 == 0:
+        assert parse_number(f"{whole},{cents // 10}").value == pytest.approx(whole + cents / 100)
+
+
+@given(st.integers(1000, 10**12), st.sampled_from([" ", "\u2009", "\u202f", "\u00a0"]))
+def test_thousands_space_round_trip(value, space):
+    assert parse_number(f"{value:,}".replace(",", space)) == ParsedNumber(float(value), False)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("There are seven cars and twenty-one bikes.", "There are 7 cars and 21 bikes."),
+        ("One.", "1."),
+        ("the left one", "the left one"),
+        ("one of them", "1 of them"),
+        ("someone often", "someone often"),
+        ("seven eight", "7 8"),
+        ("7 minus 3", "7 minus 3"),
+        ("a hundred", "a hundred"),
+        ("one-third", "one-third"),
+    ],
+)
+def test_words_to_digits(text, expected):
+    assert words_to_digits(text) == expected
+
+
+# ------------------------------------------------------------------------------- hedges
+
+
+@pytest.mark.parametrize(
+    ("text", "hedge"),
+    [
+        ("3 or 4", "3 or 4"),
+        ("The answer is 3 or 4 apples.", "3 or 4"),
+        ("4, maybe 5", "4, maybe 5"),
+        ("between 10 and 12", "between 10 and 12"),
+        ("about 3 to 4", "3 to 4"),
+        ("roughly 40-45 birds", "40-45"),
+        ("25–30", "25–30"),
+        ("1, 2 or 3", "1, 2 or 3"),
+        ("about 3", None),
+        ("3 or so", None),
+        ("4 or four", None),
+        ("At first 3 or 4, but it is 5", None),
+        ("from 2010 to 2012 it rose by 27", None),
+        ("The difference between 2010 and 2012 is 27.", None),
+        ("54 - 27", None),
+        ("12, 3 more than before", None),
+    ],
+)
+def test_read_number_hedge(text, hedge):
+    reading = read_number(text)
+    assert reading is not None
+    assert reading.hedge == hedge
+
+
+# ------------------------------------------------------------------------------- shapes
+
+
+@pytest.mark.parametrize(
+    ("text", "clock"),
+    [
+        ("3:30", Clock(3, 30, None, None)),
+        ("15:45", Clock(15, 45, None, None)),
+        ("10:05:30", Clock(10, 5, 30, None)),
+        ("3:30 PM", Clock(3, 30, None, "pm")),
+        ("3:30 p.m.", Clock(3, 30, None, "pm")),
+        ("7 am", Clock(7, 0, None, "am")),
+        ("3 o'clock", Clock(3, 0, None, None)),
+        ("three o'clock", Clock(3, 0, None, None)),
+        ("3:2", None),
+        ("7:75", None),
+        ("25:10", None),
+        ("13:00 pm", None),
+        ("3.30", None),
+    ],
+)
+def test_parse_clock(text, clock):
+    assert parse_clock(text) == clock
+
+
+@pytest.mark.parametrize(
+    ("predicted", "gold", "agree"),
+    [
+        ("3:30", "15:30", True),
+        ("3:30 pm", "15:30", True),
+        ("3:30 am", "15:30", False),
+        ("12:05 am", "0:05", True),
+        ("12:05", "0:05", True),
+        ("10:05:30", "10:05", True),
+        ("10:05", "10:05:30", False),
+    ],
+)
+def test_clocks_agree(predicted, gold, agree):
+    assert clocks_agree(parse_clock(predicted), parse_clock(gold)) is agree
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("25-30", NumberRange(25, 30, False)),
+        ("25 - 30", NumberRange(25, 30, False)),
+        ("25–30", NumberRange(25, 30, False)),
+        ("25 to 30 cm", NumberRange(25, 30, False)),
+        ("between 10 and 12", NumberRange(10, 12, False)),
+        ("from 1990 to 2000", NumberRange(1990, 2000, False)),
+        ("1990-91", NumberRange(1990, 1991, False)),
+        ("20%-30%", NumberRange(20, 30, True)),
+        ("-5", None),
+        ("25", None),
+        ("3 and 4", None),
+        ("25-30-35", None),
+        ("the 25-30 age group", None),
+    ],
+)
+def test_parse_range(text, expected):
+    assert parse_range(text) == expected
+
+
+def test_parse_ratio_and_agreement():
+    assert parse_ratio("3:2") == (3.0, 2.0)
+    assert parse_ratio("1 : 4") == (1.0, 4.0)
+    assert parse_ratio("1:2:3") == (1.0, 2.0, 3.0)
+    assert parse_ratio("3 to 2") is None
+    assert parse_ratio("3 to 2", allow_to=True) == (3.0, 2.0)
+    assert parse_ratio("3/2") is None
+    assert ratios_agree((6.0, 4.0), (3.0, 2.0))
+    assert ratios_agree((1.5, 1.0), (3.0, 2.0))
+    assert not ratios_agree((2.0, 3.0), (3.0, 2.0))
+    assert not ratios_agree((0.0, 0.0), (0.0, 0.0))
