@@ -374,8 +374,15 @@ def decode_utf8(data: bytes, *, path: str | Path | None = None, line: int | None
 # --------------------------------------------------------------------------- reading files
 
 
-def read_text_file(path: str | Path, *, max_bytes: int | None = None, what: str = "file") -> str:
-    """A whole UTF-8 text file, refusing one over ``max_bytes`` (default: the line limit).
+def read_text_file(
+    path: str | Path,
+    *,
+    max_bytes: int | None = None,
+    what: str = "file",
+    limit_env: str = MAX_LINE_BYTES_ENV,
+) -> str:
+    """A whole UTF-8 text file, refusing one over ``max_bytes`` (default: the line limit;
+    ``limit_env`` names the variable that raises it, for the message).
 
     Raises:
         InputError: Missing, too large, or not UTF-8 (names the line).
@@ -387,8 +394,7 @@ def read_text_file(path: str | Path, *, max_bytes: int | None = None, what: str 
     size = path.stat().st_size
     if size > limit:
         raise InputError(
-            f"{what} is {size:,} bytes, over the limit of {limit:,} "
-            f"(raise it with ${MAX_LINE_BYTES_ENV} or ${MAX_FILE_BYTES_ENV})",
+            f"{what} is {size:,} bytes, over the limit of {limit:,} (raise it with ${limit_env})",
             path=path,
         )
     with path.open("rb") as handle:
@@ -419,7 +425,9 @@ def read_json_file(
     """
     limits = resolve_limits(limits)
     limit = limits.max_file_bytes if whole else limits.max_line_bytes
-    text = read_text_file(path, max_bytes=limit)
+    text = read_text_file(
+        path, max_bytes=limit, limit_env=MAX_FILE_BYTES_ENV if whole else MAX_LINE_BYTES_ENV
+    )
     return decode_json(text, path=path, limits=limits, check=check)
 
 

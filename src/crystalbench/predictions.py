@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crystalbench.defaults import MAX_RESPONSE_CHARS_ENV
+from crystalbench.defaults import MAX_FILE_BYTES_ENV, MAX_RESPONSE_CHARS_ENV
 from crystalbench.errors import InputError
 from crystalbench.io import (
     InputLimits,
@@ -226,7 +226,7 @@ def load_predictions(
         if not out.by_id:
             raise InputError("no valid records", path=path)
     else:
-        text = read_text_file(path, max_bytes=limits.max_file_bytes)
+        text = read_text_file(path, max_bytes=limits.max_file_bytes, limit_env=MAX_FILE_BYTES_ENV)
         if not text.strip():
             raise InputError("file holds no records", path=path)
         try:
