@@ -114,15 +114,20 @@ def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:
         raise InputError(first.get("msg", "invalid value"), path=path, field=loc or None) from None
 
 
-class _StrictYamlLoader(yaml.SafeLoader):
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader when PyYAML has it: fast, and it bounds nesting depth itself."""
+
+
+class _StrictYamlLoader(_SafeLoader):
     """``yaml.SafeLoader`` that refuses a key repeated inside one mapping."""
 
 
 def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
     seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+    for key_node, _ in node.value:  # the keys written here; merged (``<<``) keys may repeat
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
         try:
             repeated = key in seen
             seen.add(key)
@@ -132,12 +137,13 @@ def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode) -> dic
             raise yaml.constructor.ConstructorError(
                 None, None, f"key {key!r} appears more than once", key_node.start_mark
             )
+    loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep=True)
 
 
 _StrictYamlLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,  # type: ignore[arg-type]
+    _construct_mapping,
 )
 
 

@@ -132,7 +132,7 @@ class _BadNumber:
         return f"number {self.text} is out of range"
 
 
-class _RepeatedKeys(dict):  # type: ignore[type-arg]
+class _RepeatedKeys(dict[str, Any]):
     """A JSON object in which a key appeared more than once (the first value is kept)."""
 
     repeated: list[str]

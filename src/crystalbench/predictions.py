@@ -244,12 +244,12 @@ def load_predictions(
                 raise InputError("file holds no records", path=path)
             for key in getattr(data, "repeated", ()):
                 # The same id twice at the top level: the first value is kept (under lenient).
-                error = InputError(
+                repeated = InputError(
                     "duplicate id: the key appears more than once", path=path, key=key, field="id"
                 )
                 if not lenient:
-                    raise error
-                out.problems.append(str(error))
+                    raise repeated
+                out.problems.append(str(repeated))
             for key, record in data.items():
                 add(record, str(key), _Where(path, key=str(key)), check=True)
         elif isinstance(data, list):
