@@ -312,7 +312,7 @@ def _native_item(row: dict[str, Any], path: Path, number: int) -> BenchmarkItem:
     if "id" in row and not isinstance(row["id"], str):
         row = {**row, "id": _id_text(row["id"], path=path, line=number)}
     if "choices" in row and "options" not in row:
-        row = {**row, "options": row.pop("choices")}
+        row = {("options" if key == "choices" else key): value for key, value in row.items()}
     try:
         item = BenchmarkItem.model_validate(row)
     except ValidationError as exc:
