@@ -171,11 +171,16 @@ def _parse_int(text: str) -> int | _BadNumber:
 
 
 _DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_pairs, parse_float=_parse_float, parse_constant=_BadNumber
+)
+_DIGITS_DECODER = json.JSONDecoder(
     object_pairs_hook=_object_pairs,
     parse_float=_parse_float,
     parse_int=_parse_int,
     parse_constant=_BadNumber,
 )
+"""Used only after the fast decoder failed on an integer too long to convert: its hook
+leaves a stand-in, so the error can name the field (a hook on every integer costs time)."""
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -292,7 +297,13 @@ def decode_json(
     limits = resolve_limits(limits)
     _hooks.fired = False
     try:
-        value = _DECODER.decode(text)
+        try:
+            value = _DECODER.decode(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer with more digits than Python converts
+            _hooks.fired = False
+            value = _DIGITS_DECODER.decode(text)
     except json.JSONDecodeError as exc:
         # A document read whole: the error's own line is the one to name.
         raise MalformedJsonError(

@@ -7,11 +7,15 @@
 - A folder of ``<id>.json`` files (the authors' inference script writes these), each
   ``{"reasoning_steps": [...], "answer": "..."}``.
 - One JSON object keyed by id: ``{"<id>": {"reasoning_steps": [...], "answer": "..."}}``
-  (the ``crystal-metrics`` format); a value may also be the raw response string.
+  (the ``crystal-metrics`` format); a value may also be the raw response string. A ``.json``
+  file may also hold a list of records, or JSON lines (read as JSONL).
 
-Malformed input raises :class:`~crystalbench.errors.InputError` naming the file, the line
-(or key) and the field, unless ``lenient`` is set, in which case the problem is recorded
-in :attr:`PredictionSet.problems` and the record is skipped.
+Every file is read through :mod:`crystalbench.io`, which refuses bytes that are not UTF-8,
+lone surrogates, ``NaN``/``Infinity``/overflowing numbers, repeated keys, too-deep nesting
+and records over the size limits (:class:`~crystalbench.io.InputLimits`). Malformed input
+raises :class:`~crystalbench.errors.InputError` naming the file, the line (or key) and the
+field, unless ``lenient`` is set, in which case the problem is recorded in
+:attr:`PredictionSet.problems` and the record is skipped.
 """
 
 from __future__ import annotations
