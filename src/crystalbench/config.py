@@ -83,16 +83,25 @@ class ScoreConfig(BaseModel):
 def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:
     """Load a config model from a YAML or JSON file.
 
+    A ``.json`` file goes through the strict JSON reader of :mod:`crystalbench.io`; any
+    other file is YAML (``yaml.safe_load``) with repeated keys refused. Either way the file
+    must be UTF-8 and at most ``max_line_bytes`` (:class:`~crystalbench.io.InputLimits`).
+
     Raises:
-        InputError: The file is missing, not a mapping, or fails validation (naming the field).
+        InputError: The file is missing, too large, not UTF-8, malformed, repeats a key, is
+            nested too deep, is not a mapping, or fails validation (naming the field).
     """
+    from crystalbench.io import read_json_file, read_text_file, resolve_limits
+
     path = Path(path)
     if not path.is_file():
         raise InputError("config file not found", path=path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"malformed YAML: {exc}", path=path) from None
+    limits = resolve_limits(None)
+    if path.suffix.lower() == ".json":
+        data = read_json_file(path, limits=limits, whole=False)
+    else:
+        text = read_text_file(path, max_bytes=limits.max_line_bytes, what="config file")
+        data = _load_yaml(text, path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -103,3 +112,53 @@ def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:
         first = exc.errors()[0]
         loc = ".".join(str(part) for part in first.get("loc", ()))
         raise InputError(first.get("msg", "invalid value"), path=path, field=loc or None) from None
+
+
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader when PyYAML has it: fast, and it bounds nesting depth itself."""
+
+
+class _StrictYamlLoader(_SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key repeated inside one mapping."""
+
+
+def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:  # the keys written here; merged (``<<``) keys may repeat
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            repeated = key in seen
+            seen.add(key)
+        except TypeError:  # an unhashable key: let the constructor report it
+            break
+        if repeated:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears more than once", key_node.start_mark
+            )
+    loader.flatten_mapping(node)
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictYamlLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def _load_yaml(text: str, path: Path) -> Any:
+    try:
+        return yaml.load(text, Loader=_StrictYamlLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        column = f" at column {mark.column + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise InputError(f"malformed YAML ({problem}{column})", path=path, line=line) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"malformed YAML: {exc}", path=path) from None
+    except RecursionError:
+        raise InputError("YAML nested too deeply", path=path) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a date like 2024-13-45
+        raise InputError(f"malformed YAML value ({exc})", path=path) from None

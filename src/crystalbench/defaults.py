@@ -106,8 +106,52 @@ CACHE_DIR_ENV: Final = "CRYSTALBENCH_CACHE_DIR"
 # --- input limits: files a user hands us ------------------------------------------------------
 # (Each limit is documented in the README; the loaders read them from here.)
 
+MAX_LINE_BYTES: Final = 16 * 2**20
+"""Largest single record we read, in bytes (16 MiB): one JSONL line, one ``<id>.json`` file of a
+predictions folder, one config file. Environment variable: ``CRYSTALBENCH_MAX_LINE_BYTES``."""
+
+MAX_FILE_BYTES: Final = 2**30
+"""Largest JSON document read whole, in bytes (1 GiB): a ``.json`` predictions file keyed by id
+or holding a list. Environment variable: ``CRYSTALBENCH_MAX_FILE_BYTES``."""
+
+MAX_JSON_DEPTH: Final = 64
+"""Deepest nesting of arrays and objects accepted in a JSON record (our own records nest four
+levels at most). Environment variable: ``CRYSTALBENCH_MAX_JSON_DEPTH``."""
+
+MAX_RESPONSE_CHARS: Final = 1_000_000
+"""Longest text of one prediction, in characters: its ``response``, its ``answer``, and its
+``reasoning_steps`` together (about 250k tokens, beyond any completion budget in use).
+Environment variable: ``CRYSTALBENCH_MAX_RESPONSE_CHARS``."""
+
+MAX_LINE_BYTES_ENV: Final = "CRYSTALBENCH_MAX_LINE_BYTES"
+"""Environment variable overriding :data:`MAX_LINE_BYTES`."""
+
+MAX_FILE_BYTES_ENV: Final = "CRYSTALBENCH_MAX_FILE_BYTES"
+"""Environment variable overriding :data:`MAX_FILE_BYTES`."""
+
+MAX_JSON_DEPTH_ENV: Final = "CRYSTALBENCH_MAX_JSON_DEPTH"
+"""Environment variable overriding :data:`MAX_JSON_DEPTH`."""
+
+MAX_RESPONSE_CHARS_ENV: Final = "CRYSTALBENCH_MAX_RESPONSE_CHARS"
+"""Environment variable overriding :data:`MAX_RESPONSE_CHARS`."""
+
 # --- images -------------------------------------------------------------------------------------
 # (Where item images may live, how large they may be, how they are sent.)
+
+IMAGE_MAX_PIXELS: Final = 50_000_000
+"""Most pixels (width x height) an item image may have (50 megapixels, about 200 MB decoded as
+RGBA); larger images are refused as possible decompression bombs before they are decoded.
+Environment variable: ``CRYSTALBENCH_IMAGE_MAX_PIXELS``."""
+
+IMAGE_MAX_SIDE: Final = 2048
+"""Longest side, in pixels, of an image sent to a model: larger images are downscaled (aspect
+kept) before the first request. Environment variable: ``CRYSTALBENCH_IMAGE_MAX_SIDE``."""
+
+IMAGE_MAX_PIXELS_ENV: Final = "CRYSTALBENCH_IMAGE_MAX_PIXELS"
+"""Environment variable overriding :data:`IMAGE_MAX_PIXELS`."""
+
+IMAGE_MAX_SIDE_ENV: Final = "CRYSTALBENCH_IMAGE_MAX_SIDE"
+"""Environment variable overriding :data:`IMAGE_MAX_SIDE`."""
 
 # --- inference requests ---------------------------------------------------------------------------
 # (Deadlines and waits of ``crystal infer``.)

@@ -1,4 +1,12 @@
-"""Reading and writing our files: JSONL with line numbers, atomic writes.
+"""Reading and writing our files: JSON and JSONL with line numbers, atomic writes.
+
+Every file a user hands us (predictions, benchmarks, configs, results) is read here, so every
+loader refuses bad input the same way: an :class:`~crystalbench.errors.InputError` naming the
+file, the line (or key) and the field, never a Python traceback. The reader refuses bytes that
+are not UTF-8, JSON that is malformed or nested deeper than :data:`~crystalbench.defaults.
+MAX_JSON_DEPTH`, a key repeated inside one object, ``NaN``/``Infinity`` and numbers that
+overflow (``1e400``) or have more digits than Python converts, strings holding lone UTF-16
+surrogates (``"\\ud800"``), and records over the size limits (:class:`InputLimits`).
 
 Every write that replaces a file goes through a temporary file in the same folder and
 ``os.replace``, so a crash never leaves a half-written results file behind.
@@ -7,15 +15,449 @@ Every write that replaces a file goes through a temporary file in the same folde
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import tempfile
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from crystalbench.defaults import (
+    MAX_FILE_BYTES,
+    MAX_FILE_BYTES_ENV,
+    MAX_JSON_DEPTH,
+    MAX_JSON_DEPTH_ENV,
+    MAX_LINE_BYTES,
+    MAX_LINE_BYTES_ENV,
+    MAX_RESPONSE_CHARS,
+    MAX_RESPONSE_CHARS_ENV,
+)
 from crystalbench.errors import InputError
+
+# --------------------------------------------------------------------------- limits
+
+
+@dataclass(frozen=True)
+class InputLimits:
+    """Size and nesting limits on the files a user hands us (documented in the README).
+
+    Every loader takes ``limits=None``, meaning :meth:`from_env`: the environment variables
+    ``CRYSTALBENCH_MAX_LINE_BYTES``, ``CRYSTALBENCH_MAX_FILE_BYTES``,
+    ``CRYSTALBENCH_MAX_JSON_DEPTH`` and ``CRYSTALBENCH_MAX_RESPONSE_CHARS`` when set, else the
+    values in :mod:`crystalbench.defaults`.
+
+    Examples:
+        >>> InputLimits().max_json_depth
+        64
+        >>> InputLimits.from_env({"CRYSTALBENCH_MAX_LINE_BYTES": "1024"}).max_line_bytes
+        1024
+    """
+
+    max_line_bytes: int = MAX_LINE_BYTES
+    """Largest record in bytes: a JSONL line, one ``<id>.json`` file, a config file."""
+    max_file_bytes: int = MAX_FILE_BYTES
+    """Largest JSON document read whole (a ``.json`` predictions file), in bytes."""
+    max_json_depth: int = MAX_JSON_DEPTH
+    """Deepest nesting of arrays and objects in one record."""
+    max_response_chars: int = MAX_RESPONSE_CHARS
+    """Longest prediction text (response, answer, all reasoning steps together)."""
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> InputLimits:
+        """Limits from the environment, falling back to the defaults.
+
+        Raises:
+            InputError: A variable is set to something other than a positive integer.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, int] = {}
+        for name, variable in (
+            ("max_line_bytes", MAX_LINE_BYTES_ENV),
+            ("max_file_bytes", MAX_FILE_BYTES_ENV),
+            ("max_json_depth", MAX_JSON_DEPTH_ENV),
+            ("max_response_chars", MAX_RESPONSE_CHARS_ENV),
+        ):
+            raw = env.get(variable)
+            if raw is None or not raw.strip():
+                continue
+            values[name] = positive_int_from_env(variable, raw)
+        return cls(**values)
+
+
+def positive_int_from_env(variable: str, raw: str) -> int:
+    """``raw`` (the value of environment variable ``variable``) as a positive integer.
+
+    Underscores are allowed as digit separators (``16_777_216``).
+
+    Raises:
+        InputError: Not a positive integer; the message names the variable.
+    """
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise InputError(f"must be a positive integer, got {raw!r}", field=f"${variable}")
+    return value
+
+
+def resolve_limits(limits: InputLimits | None) -> InputLimits:
+    """``limits`` itself, or :meth:`InputLimits.from_env` when it is ``None``."""
+    return limits if limits is not None else InputLimits.from_env()
+
+
+# --------------------------------------------------------------------------- parsing JSON
+
+
+class _BadNumber:
+    """Stands in for a number we refuse (NaN, an overflow, too many digits) until the record
+    holding it is checked, so the error can name the field."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        _hooks.fired = True
+        self.text = text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
+
+    def describe(self) -> str:
+        if self.text in ("NaN", "Infinity", "-Infinity"):
+            return f"{self.text} is not a number (use null or a string)"
+        if "(" in self.text:
+            return f"number {self.text} has too many digits"
+        return f"number {self.text} is out of range"
+
+
+class _RepeatedKeys(dict[str, Any]):
+    """A JSON object in which a key appeared more than once (the first value is kept)."""
+
+    repeated: list[str]
+
+
+_hooks = threading.local()
+"""``fired`` is set when a parsing hook left a stand-in or a repeated-key object."""
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) == len(pairs):
+        return result
+    _hooks.fired = True
+    first: _RepeatedKeys = _RepeatedKeys()
+    first.repeated = []
+    for key, value in pairs:
+        if key in first:
+            if key not in first.repeated:
+                first.repeated.append(key)
+            continue
+        first[key] = value
+    return first
+
+
+def _parse_float(text: str) -> float | _BadNumber:
+    value = float(text)
+    return value if math.isfinite(value) else _BadNumber(text)
+
+
+def _parse_int(text: str) -> int | _BadNumber:
+    try:
+        return int(text)
+    except ValueError:  # more digits than sys.get_int_max_str_digits()
+        return _BadNumber(text)
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_pairs, parse_float=_parse_float, parse_constant=_BadNumber
+)
+_DIGITS_DECODER = json.JSONDecoder(
+    object_pairs_hook=_object_pairs,
+    parse_float=_parse_float,
+    parse_int=_parse_int,
+    parse_constant=_BadNumber,
+)
+"""Used only after the fast decoder failed on an integer too long to convert: its hook
+leaves a stand-in, so the error can name the field (a hook on every integer costs time)."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class MalformedJsonError(InputError):
+    """JSON that does not parse; ``reason`` is the parser's own message (``Extra data``...)."""
+
+    def __init__(self, reason: str, column: int, *, path: str | Path | None, line: int) -> None:
+        super().__init__(f"malformed JSON ({reason} at column {column})", path=path, line=line)
+        self.reason = reason
+        self.column = column
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_malformed, (self.reason, self.column, self.path, self.line))
+
+
+def _rebuild_malformed(
+    reason: str, column: int, path: str | None, line: int | None
+) -> MalformedJsonError:
+    return MalformedJsonError(reason, column, path=path, line=line or 0)
+
+
+class JsonProblem(Exception):
+    """What :func:`check_json_value` found wrong: a message and the field it is in."""
+
+    def __init__(self, message: str, field: str | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+def _field_path(parts: Iterable[str | int]) -> str | None:
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += ("." if text else "") + part
+    return text or None
+
+
+def check_json_value(value: Any, *, max_depth: int) -> None:
+    """Refuse a parsed value holding a stand-in for a bad number, a repeated key, a lone
+    surrogate, or nesting deeper than ``max_depth`` (walked iteratively: no recursion).
+
+    Raises:
+        JsonProblem: The first problem, with the field path (``reasoning_steps[2]``).
+    """
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, dict):
+            if len(parts) >= max_depth:
+                raise JsonProblem(f"JSON nested deeper than {max_depth} levels", None)
+            if isinstance(node, _RepeatedKeys):
+                key = node.repeated[0]
+                raise JsonProblem(
+                    f"key {key!r} appears more than once in one object", _field_path(parts)
+                )
+            for key, child in reversed(node.items()):
+                if _SURROGATE.search(key):
+                    raise JsonProblem(
+                        "key holds a lone UTF-16 surrogate (not valid Unicode)", _field_path(parts)
+                    )
+                if isinstance(child, (dict, list, _BadNumber, str)):
+                    stack.append((child, (*parts, key)))
+        elif isinstance(node, list):
+            if len(parts) >= max_depth:
+                raise JsonProblem(f"JSON nested deeper than {max_depth} levels", None)
+            for index in range(len(node) - 1, -1, -1):
+                child = node[index]
+                if isinstance(child, (dict, list, _BadNumber, str)):
+                    stack.append((child, (*parts, index)))
+        elif isinstance(node, _BadNumber):
+            raise JsonProblem(node.describe(), _field_path(parts))
+        elif isinstance(node, str) and _SURROGATE.search(node):
+            raise JsonProblem(
+                "string holds a lone UTF-16 surrogate (not valid Unicode)", _field_path(parts)
+            )
+
+
+def decode_json(
+    text: str,
+    *,
+    path: str | Path | None = None,
+    line: int | None = None,
+    limits: InputLimits | None = None,
+    check: bool = True,
+) -> Any:
+    """Parse one JSON document strictly; errors name the file, the line and the field.
+
+    Args:
+        text: The JSON text.
+        path: The file, for messages.
+        line: The line the document is on (a JSONL line), for messages; when ``None`` (a
+            document read whole), a syntax error names its own line.
+        limits: Nesting limit (default :meth:`InputLimits.from_env`).
+        check: Check the whole value now. Pass ``False`` for a document holding many
+            records, then call :func:`check_record` on each, so that ``--lenient`` can skip
+            a bad record instead of refusing the file.
+
+    Raises:
+        InputError: Malformed JSON, or (when ``check``) a refused value.
+
+    Examples:
+        >>> decode_json('{"id": 1, "answer": "B"}')
+        {'id': 1, 'answer': 'B'}
+        >>> try:
+        ...     decode_json('{"id": 1, "answer": NaN}', path="p.jsonl", line=4)
+        ... except InputError as error:
+        ...     print(error)
+        p.jsonl:4: field answer: NaN is not a number (use null or a string)
+    """
+    limits = resolve_limits(limits)
+    _hooks.fired = False
+    try:
+        try:
+            value = _DECODER.decode(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer with more digits than Python converts
+            _hooks.fired = False
+            value = _DIGITS_DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        # A document read whole: the error's own line is the one to name.
+        raise MalformedJsonError(
+            exc.msg, exc.colno, path=path, line=line if line is not None else exc.lineno
+        ) from None
+    except RecursionError:
+        raise InputError(
+            f"JSON nested deeper than {limits.max_json_depth} levels", path=path, line=line
+        ) from None
+    if check and _needs_check(text, limits.max_json_depth):
+        check_record(value, path=path, line=line, limits=limits)
+    return value
+
+
+def _needs_check(text: str, max_depth: int) -> bool:
+    """Whether a value just decoded from ``text`` may hold something we refuse.
+
+    Plain records (the common case) are not walked: no parsing hook fired, the text has
+    fewer brackets than the depth limit and no surrogate escape.
+    """
+    return bool(
+        getattr(_hooks, "fired", False)
+        or text.count("[") + text.count("{") > max_depth
+        or ("\\u" in text and _SURROGATE_ESCAPE.search(text))
+    )
+
+
+def check_record(
+    value: Any,
+    *,
+    path: str | Path | None = None,
+    line: int | None = None,
+    key: str | None = None,
+    limits: InputLimits | None = None,
+) -> None:
+    """Refuse a parsed record (from :func:`decode_json` with ``check=False``) holding a
+    refused value: a bad number, a repeated key, a lone surrogate, too-deep nesting.
+
+    Args:
+        value: The record.
+        path: The file, for messages.
+        line: The line, for messages.
+        key: The record's key in a document keyed by id, for messages.
+        limits: Nesting limit (default :meth:`InputLimits.from_env`).
+
+    Raises:
+        InputError: The first problem, naming the field.
+    """
+    limits = resolve_limits(limits)
+    try:
+        check_json_value(value, max_depth=limits.max_json_depth)
+    except JsonProblem as problem:
+        raise InputError(
+            problem.message, path=path, line=line, key=key, field=problem.field
+        ) from None
+
+
+def decode_utf8(data: bytes, *, path: str | Path | None = None, line: int | None = None) -> str:
+    """``data`` as UTF-8 text (a leading byte-order mark is dropped).
+
+    Raises:
+        InputError: The bytes are not UTF-8; names the line (counted in ``data`` when
+            ``line`` is not given) and the byte column.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad_line = line if line is not None else data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}); save the file "
+            "as UTF-8",
+            path=path,
+            line=bad_line,
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# --------------------------------------------------------------------------- reading files
+
+
+def read_text_file(
+    path: str | Path,
+    *,
+    max_bytes: int | None = None,
+    what: str = "file",
+    limit_env: str = MAX_LINE_BYTES_ENV,
+) -> str:
+    """A whole UTF-8 text file, refusing one over ``max_bytes`` (default: the line limit;
+    ``limit_env`` names the variable that raises it, for the message).
+
+    Raises:
+        InputError: Missing, too large, or not UTF-8 (names the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{what} not found", path=path)
+    limit = max_bytes if max_bytes is not None else resolve_limits(None).max_line_bytes
+    size = path.stat().st_size
+    if size > limit:
+        raise InputError(
+            f"{what} is {size:,} bytes, over the limit of {limit:,} (raise it with ${limit_env})",
+            path=path,
+        )
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # grew while we looked
+        raise InputError(f"{what} is over the limit of {limit:,} bytes", path=path)
+    return decode_utf8(data, path=path)
+
+
+def read_json_file(
+    path: str | Path,
+    *,
+    limits: InputLimits | None = None,
+    whole: bool = True,
+    check: bool = True,
+) -> Any:
+    """Parse a JSON file strictly (see :func:`decode_json`).
+
+    Args:
+        path: The file.
+        limits: Limits (default :meth:`InputLimits.from_env`).
+        whole: The file is a document of many records, bounded by ``max_file_bytes``;
+            ``False``: one record (an ``<id>.json`` file), bounded by ``max_line_bytes``.
+        check: As in :func:`decode_json`.
+
+    Raises:
+        InputError: Missing, too large, not UTF-8, malformed or refused values.
+    """
+    limits = resolve_limits(limits)
+    limit = limits.max_file_bytes if whole else limits.max_line_bytes
+    text = read_text_file(
+        path, max_bytes=limit, limit_env=MAX_FILE_BYTES_ENV if whole else MAX_LINE_BYTES_ENV
+    )
+    return decode_json(text, path=path, limits=limits, check=check)
+
+
+def iter_lines(path: Path, *, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """``(number, bytes)`` per line of a binary file; ``None`` for a line over the limit,
+    which is skipped without being held in memory."""
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            chunk = handle.readline(max_line_bytes + 1)
+            if not chunk:
+                return
+            number += 1
+            if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
+                while chunk and not chunk.endswith(b"\n"):  # skip the rest of the line
+                    chunk = handle.readline(1 << 20)
+                yield number, None
+                continue
+            yield number, chunk
 
 
 def read_jsonl(
@@ -23,50 +465,65 @@ def read_jsonl(
     *,
     allow_empty: bool = False,
     skipped: list[str] | None = None,
+    limits: InputLimits | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line of a JSONL file.
+
+    Each line is read as bytes and refused unless it is UTF-8, within ``max_line_bytes``,
+    valid JSON nested at most ``max_json_depth`` deep, an object, and free of the values
+    :func:`decode_json` refuses.
 
     Args:
         path: The file.
         allow_empty: Accept a file with no records (otherwise an :class:`InputError`).
         skipped: When given, malformed lines are described here and skipped instead of
             raising (``--lenient``).
+        limits: Limits (default :meth:`InputLimits.from_env`).
 
     Raises:
-        InputError: A line is not valid JSON or not a JSON object, or the file is empty;
-            the message names the file and the 1-based line.
+        InputError: A line is not valid, or the file is empty; the message names the file,
+            the 1-based line and, where there is one, the field.
     """
     path = Path(path)
     if not path.is_file():
         raise InputError("file not found", path=path)
+    limits = resolve_limits(limits)
     seen = False
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            error: InputError | None = None
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                error = InputError(
-                    f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, line=number
+    for number, raw in iter_lines(path, max_line_bytes=limits.max_line_bytes):
+        if raw is not None and not raw.strip():
+            continue
+        try:
+            if raw is None:
+                raise InputError(
+                    f"line is over the limit of {limits.max_line_bytes:,} bytes "
+                    f"(raise it with ${MAX_LINE_BYTES_ENV})",
+                    path=path,
+                    line=number,
                 )
-            else:
-                if not isinstance(value, dict):
-                    error = InputError(
-                        f"expected a JSON object per line, got {type(value).__name__}",
-                        path=path,
-                        line=number,
-                    )
-            if error is not None:
-                if skipped is None:
-                    raise error
-                skipped.append(str(error))
+            text = decode_utf8(raw, path=path, line=number)
+            if number == 1 and not text.strip():  # only a byte-order mark
                 continue
-            seen = True
-            yield number, value
+            value = decode_json(text, path=path, line=number, limits=limits)
+            if not isinstance(value, dict):
+                raise InputError(
+                    f"expected a JSON object per line, got {_json_type(value)}",
+                    path=path,
+                    line=number,
+                )
+        except InputError as error:
+            if skipped is None:
+                raise
+            skipped.append(str(error))
+            continue
+        seen = True
+        yield number, value
     if not seen and not allow_empty:
         raise InputError("file holds no records", path=path)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -7,23 +7,36 @@
 - A folder of ``<id>.json`` files (the authors' inference script writes these), each
   ``{"reasoning_steps": [...], "answer": "..."}``.
 - One JSON object keyed by id: ``{"<id>": {"reasoning_steps": [...], "answer": "..."}}``
-  (the ``crystal-metrics`` format); a value may also be the raw response string.
+  (the ``crystal-metrics`` format); a value may also be the raw response string. A ``.json``
+  file may also hold a list of records, or JSON lines (read as JSONL).
 
-Malformed input raises :class:`~crystalbench.errors.InputError` naming the file, the line
-(or key) and the field, unless ``lenient`` is set, in which case the problem is recorded
-in :attr:`PredictionSet.problems` and the record is skipped.
+Every file is read through :mod:`crystalbench.io`, which refuses bytes that are not UTF-8,
+lone surrogates, ``NaN``/``Infinity``/overflowing numbers, repeated keys, too-deep nesting
+and records over the size limits (:class:`~crystalbench.io.InputLimits`). Malformed input
+raises :class:`~crystalbench.errors.InputError` naming the file, the line (or key) and the
+field, unless ``lenient`` is set, in which case the problem is recorded in
+:attr:`PredictionSet.problems` and the record is skipped.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crystalbench.defaults import MAX_FILE_BYTES_ENV, MAX_RESPONSE_CHARS_ENV
 from crystalbench.errors import InputError
-from crystalbench.io import read_jsonl
+from crystalbench.io import (
+    InputLimits,
+    MalformedJsonError,
+    check_record,
+    decode_json,
+    read_json_file,
+    read_jsonl,
+    read_text_file,
+    resolve_limits,
+)
 from crystalbench.types import Prediction
 
 _STEP_KEYS = ("reasoning_steps", "steps")
@@ -49,28 +62,43 @@ class PredictionSet:
         return iter(self.by_id.values())
 
 
+class _Where:
+    """Where a record is: file, line (JSONL, list entry) and key (JSON keyed by id)."""
+
+    __slots__ = ("key", "line", "path")
+
+    def __init__(self, path: Path, line: int | None = None, key: str | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+
+    def error(self, message: str, field: str | None = None) -> InputError:
+        return InputError(message, path=self.path, line=self.line, key=self.key, field=field)
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
 def _record_to_prediction(
-    record: Any, item_id: str | None, path: Path, line: int | None
+    record: Any, item_id: str | None, where: _Where, limits: InputLimits
 ) -> Prediction:
-    """Validate one record; raises InputError naming file/line/field."""
+    """Validate one record; raises InputError naming file/line (or key)/field."""
     if isinstance(record, str):
         if item_id is None:
-            raise InputError("expected an object with an 'id'", path=path, line=line)
+            raise where.error("expected an object with an 'id'")
+        _check_size(record, "response", where, limits)
         return Prediction(id=item_id, response=record)
     if not isinstance(record, dict):
-        raise InputError(
-            f"expected a JSON object, got {type(record).__name__}", path=path, line=line
-        )
+        if where.key is not None:
+            raise where.error(f"expected an object or a response string, got {_json_type(record)}")
+        raise where.error(f"expected a JSON object, got {_json_type(record)}")
     raw_id = record.get("id", item_id)
     if raw_id is None:
-        raise InputError("missing 'id'", path=path, line=line, field="id")
+        raise where.error("missing 'id'", "id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)):
-        raise InputError(
-            f"id must be a string or integer, got {type(raw_id).__name__}",
-            path=path,
-            line=line,
-            field="id",
-        )
+        raise where.error(f"id must be a string or integer, got {_json_type(raw_id)}", "id")
     pid = str(raw_id)
     steps: list[str] | None = None
     raw_response = record.get("response")
@@ -85,20 +113,13 @@ def _record_to_prediction(
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list):
-                raise InputError(
-                    f"must be a list of strings, got {type(value).__name__}",
-                    path=path,
-                    line=line,
-                    field=key,
-                )
+                raise where.error(f"must be a list of strings, got {_json_type(value)}", key)
             bad = [i for i, s in enumerate(value) if not isinstance(s, str)]
             if bad:
-                raise InputError(
-                    f"element {bad[0]} is {type(value[bad[0]]).__name__}, not a string",
-                    path=path,
-                    line=line,
-                    field=key,
+                raise where.error(
+                    f"element {bad[0]} is {type(value[bad[0]]).__name__}, not a string", key
                 )
+            _check_size("".join(value), key, where, limits)
             steps = value
             break
     answer = None if derived_only else record.get("answer")
@@ -106,20 +127,14 @@ def _record_to_prediction(
         if isinstance(answer, (int, float)) and not isinstance(answer, bool):
             answer = str(answer)
         else:
-            raise InputError(
-                f"must be a string, got {type(answer).__name__}",
-                path=path,
-                line=line,
-                field="answer",
-            )
+            raise where.error(f"must be a string, got {type(answer).__name__}", "answer")
+    if answer is not None:
+        _check_size(answer, "answer", where, limits)
     response = record.get("response")
     if response is not None and not isinstance(response, str):
-        raise InputError(
-            f"must be a string, got {type(response).__name__}",
-            path=path,
-            line=line,
-            field="response",
-        )
+        raise where.error(f"must be a string, got {type(response).__name__}", "response")
+    if response is not None:
+        _check_size(response, "response", where, limits)
     model = record.get("model")
     if response is None and steps is None and answer is None and record.get("error"):
         # An inference error record: nothing to score, treated as missing.
@@ -133,15 +148,32 @@ def _record_to_prediction(
     )
 
 
-def load_predictions(path: str | Path, *, lenient: bool = False) -> PredictionSet:
+def _check_size(text: str, field: str, where: _Where, limits: InputLimits) -> None:
+    if len(text) > limits.max_response_chars:
+        raise where.error(
+            f"{len(text):,} characters, over the limit of {limits.max_response_chars:,} "
+            f"(raise it with ${MAX_RESPONSE_CHARS_ENV})",
+            field,
+        )
+
+
+def load_predictions(
+    path: str | Path, *, lenient: bool = False, limits: InputLimits | None = None
+) -> PredictionSet:
     """Read predictions from a JSONL file, a JSON object file or a folder of ``<id>.json``.
 
     Args:
         path: Where the predictions are.
-        lenient: Skip bad records (recorded in ``problems``) instead of raising.
+        lenient: Skip bad records (recorded in ``problems``) instead of raising. A file
+            that cannot be read as a whole (a ``.json`` document that does not parse) still
+            raises.
+        limits: Size and nesting limits (default :meth:`InputLimits.from_env`: the
+            ``CRYSTALBENCH_MAX_*`` environment variables, else :mod:`crystalbench.defaults`).
 
     Raises:
-        InputError: Missing file, empty file, malformed JSON, wrong types or duplicate ids.
+        InputError: Missing file, empty file, malformed JSON, bytes that are not UTF-8,
+            refused values (NaN, repeated keys...), records over the limits, wrong types or
+            duplicate ids; the message names the file, the line or key, and the field.
 
     Examples:
         >>> import tempfile, pathlib
@@ -151,29 +183,32 @@ def load_predictions(path: str | Path, *, lenient: bool = False) -> PredictionSe
         'B'
     """
     path = Path(path)
+    limits = resolve_limits(limits)
     out = PredictionSet(source=str(path), by_id={})
     if not path.exists():
         raise InputError("predictions not found", path=path)
+    skipped = out.problems if lenient else None
 
-    def add(record: Any, item_id: str | None, where_path: Path, line: int | None) -> None:
+    def add(record: Any, item_id: str | None, where: _Where, *, check: bool = False) -> None:
         try:
-            pred = _record_to_prediction(record, item_id, where_path, line)
+            if check:
+                check_record(record, path=where.path, line=where.line, key=where.key, limits=limits)
+            pred = _record_to_prediction(record, item_id, where, limits)
             if pred.id in out.by_id:
                 first_path, first_line = out.where[pred.id]
                 first = f"{first_path}:{first_line}" if first_line is not None else first_path
-                raise InputError(
-                    f"duplicate id {pred.id!r} (first at {first})",
-                    path=where_path,
-                    line=line,
-                    field="id",
-                )
+                raise where.error(f"duplicate id {pred.id!r} (first at {first})", "id")
         except InputError as exc:
             if not lenient:
                 raise
             out.problems.append(str(exc))
             return
         out.by_id[pred.id] = pred
-        out.where[pred.id] = (str(where_path), line)
+        out.where[pred.id] = (str(where.path), where.line)
+
+    def add_jsonl(file: Path) -> None:
+        for line, record in read_jsonl(file, skipped=skipped, limits=limits):
+            add(record, None, _Where(file, line))
 
     if path.is_dir():
         files = sorted(path.glob("*.json"))
@@ -181,46 +216,58 @@ def load_predictions(path: str | Path, *, lenient: bool = False) -> PredictionSe
             raise InputError("folder holds no <id>.json files", path=path)
         for file in files:
             try:
-                record = json.loads(file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                error = InputError(f"malformed JSON ({exc.msg} at line {exc.lineno})", path=file)
+                record = read_json_file(file, limits=limits, whole=False)
+            except InputError as error:
                 if not lenient:
-                    raise error from None
+                    raise
                 out.problems.append(str(error))
                 continue
-            add(record, file.stem, file, None)
+            add(record, file.stem, _Where(file))
+        if not out.by_id:
+            raise InputError("no valid records", path=path)
     elif path.suffix == ".jsonl":
-        for line, record in read_jsonl(path, skipped=out.problems if lenient else None):
-            add(record, None, path, line)
+        add_jsonl(path)
         if not out.by_id:
             raise InputError("no valid records", path=path)
     else:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, max_bytes=limits.max_file_bytes, limit_env=MAX_FILE_BYTES_ENV)
         if not text.strip():
             raise InputError("file holds no records", path=path)
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = decode_json(text, path=path, limits=limits, check=False)
+        except MalformedJsonError as exc:
             # A .json file holding JSON lines is a common mix-up; read it as JSONL.
-            if exc.msg == "Extra data":
-                for line, record in read_jsonl(path):
-                    add(record, None, path, line)
+            if exc.reason == "Extra data":
+                add_jsonl(path)
+                if not out.by_id:
+                    raise InputError("no valid records", path=path) from None
                 return _finish(out)
-            raise InputError(
-                f"malformed JSON ({exc.msg} at line {exc.lineno})", path=path
-            ) from None
+            raise
         if isinstance(data, dict):
             if not data:
                 raise InputError("file holds no records", path=path)
+            for key in getattr(data, "repeated", ()):
+                # The same id twice at the top level: the first value is kept (under lenient).
+                repeated = InputError(
+                    "duplicate id: the key appears more than once", path=path, key=key, field="id"
+                )
+                if not lenient:
+                    raise repeated
+                out.problems.append(str(repeated))
             for key, record in data.items():
-                add(record, str(key), path, None)
+                add(record, str(key), _Where(path, key=str(key)), check=True)
         elif isinstance(data, list):
             if not data:
                 raise InputError("file holds no records", path=path)
             for index, record in enumerate(data):
-                add(record, None, path, index + 1)
+                add(record, None, _Where(path, line=index + 1), check=True)
         else:
-            raise InputError("expected a JSON object keyed by id or a list of records", path=path)
+            raise InputError(
+                f"expected a JSON object keyed by id or a list of records, got {_json_type(data)}",
+                path=path,
+            )
+        if not out.by_id:
+            raise InputError("no valid records", path=path)
     return _finish(out)
 
 

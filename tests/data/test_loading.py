@@ -12,6 +12,7 @@ from PIL import Image
 from crystalbench.data.loading import hub_row_to_item, load_benchmark
 from crystalbench.errors import BenchmarkUnavailableError, InputError, UnknownNameError
 from crystalbench.predictions import load_predictions
+from fakes import write_jsonl
 
 
 def _png(color=(200, 30, 30)) -> bytes:
@@ -29,11 +30,6 @@ def _item(i: int, **extra):
         "reference_steps": ["first step", "second step"],
         **extra,
     }
-
-
-def write_jsonl(path: Path, rows) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 # ----------------------------------------------------------------------------- JSONL benchmark

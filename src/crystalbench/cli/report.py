@@ -95,6 +95,10 @@ def report(
     image_size: Annotated[
         int, typer.Option(min=32, max=2048, help="Longest side of embedded thumbnails (pixels)")
     ] = 384,
+    image_root: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
+    ] = None,
 ) -> None:
     """Write one self-contained HTML report (no network needed to view it) for RESULTS..."""
     from crystalbench.cli.common import leaderboard_table
@@ -102,10 +106,15 @@ def report(
 
     with _printed_warnings():
         runs = load_runs(results, names=name)
+        bench = None
+        if benchmark is not None:
+            from crystalbench.data import load_benchmark
+
+            bench = load_benchmark(benchmark, image_root=image_root)
         path = build_report(
             runs,
             out,
-            benchmark=benchmark,
+            benchmark=bench,
             baseline=baseline,
             title=title,
             n_resamples=resamples,

@@ -116,6 +116,10 @@ def score(
         typer.Option("--config", help="YAML file with ScoreConfig fields; flags override it"),
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show progress bars")] = True,
+    image_root: Annotated[
+        Path | None,
+        typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
+    ] = None,
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json."""
     from crystalbench.config import JudgeConfig, ScoreConfig, load_config
@@ -170,7 +174,7 @@ def score(
             devices=[d.strip() for d in devices.split(",") if d.strip()] if devices else None,
             cache_dir=config.cache_dir,
         )
-    bench = load_benchmark(benchmark)
+    bench = load_benchmark(benchmark, image_root=image_root)
     preds = load_predictions(predictions, lenient=config.lenient)
     try:
         with progress_hook(progress) as hook:

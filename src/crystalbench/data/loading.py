@@ -7,17 +7,27 @@
 - a folder written by ``datasets.Dataset.save_to_disk``;
 - a ``.parquet`` file with the hub's columns;
 - a ``.jsonl`` file of :class:`~crystalbench.types.BenchmarkItem` records whose ``image``
-  is a path relative to the file.
+  is a path relative to the file, or a JSONL export of the hub dataset (rows with both
+  ``choices`` and ``options``, or without ``id``).
 
 Hub-style rows carry ``image``, ``question``, ``answer``, ``reference_steps``, ``choices``,
-``options`` and ``source``; the row index is the item id.
+``options`` and ``source``; the row index is the item id. One function,
+:func:`hub_row_to_item`, turns such a row into an item for the hub, Parquet, ``save_to_disk``
+and JSONL paths alike.
+
+Image files must lie under the benchmark file's folder or under ``image_root`` (symlinks are
+resolved first); images are decoded fully and checked against the pixel cap whenever
+:meth:`Benchmark.image_bytes` hands them out (see :mod:`crystalbench.data.images`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import io
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,8 +36,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crystalbench.errors import BenchmarkUnavailableError, InputError
-from crystalbench.io import read_jsonl
+from crystalbench.data.images import (
+    ImageLimits,
+    check_image,
+    image_roots,
+    read_image_file,
+    resolve_image_path,
+)
+from crystalbench.errors import BenchmarkUnavailableError, ImageError, InputError
+from crystalbench.io import InputLimits, read_jsonl
 from crystalbench.types import BenchmarkItem
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
@@ -111,10 +128,29 @@ class Benchmark:
         return self._fingerprint
 
     def image_bytes(self, item: BenchmarkItem) -> bytes | None:
-        """The item's image as encoded bytes, or ``None`` when it has none."""
+        """The item's image as encoded bytes, or ``None`` when it has none.
+
+        The image is decoded fully before it is handed out, so what a caller gets is a
+        whole image within the pixel cap (``CRYSTALBENCH_IMAGE_MAX_PIXELS``, default
+        :data:`~crystalbench.defaults.IMAGE_MAX_PIXELS`).
+
+        Raises:
+            ImageError: The file is outside the allowed folders, missing, not decodable,
+                truncated or over the pixel cap (an :class:`InputError` and a ``ValueError``).
+        """
         if self.image_loader is None:
             return None
-        return self.image_loader(item)
+        data = self.image_loader(item)
+        if not data:
+            return None
+        is_file = item.image is not None and not item.image.startswith("row:")
+        check_image(
+            data,
+            max_pixels=ImageLimits.from_env().max_pixels,
+            what=f"image of item {item.id}",
+            path=item.image if is_file else self.name,
+        )
+        return data
 
     def subset(
         self,
@@ -149,15 +185,26 @@ class Benchmark:
         return Benchmark(name=self.name, items=list(items), image_loader=self.image_loader)
 
 
-def load_benchmark(spec: str | Path, *, split: str = HUB_SPLIT) -> Benchmark:
+def load_benchmark(
+    spec: str | Path,
+    *,
+    split: str = HUB_SPLIT,
+    image_root: str | Path | None = None,
+    limits: InputLimits | None = None,
+) -> Benchmark:
     """Load a benchmark from any supported place (see the module docstring).
 
     Args:
         spec: ``sample``, a hub id, a ``save_to_disk`` folder, a ``.parquet`` or ``.jsonl`` file.
         split: Hub split (CRYSTAL has ``test``).
+        image_root: A folder item images may also lie under, besides the benchmark file's
+            own folder; images anywhere else are refused.
+        limits: Size and nesting limits for JSONL files (default
+            :meth:`~crystalbench.io.InputLimits.from_env`).
 
     Raises:
-        InputError: A local file is malformed (names file, line and field).
+        InputError: A local file is malformed (names file, line and field), or an item's
+            image lies outside the allowed folders.
         BenchmarkUnavailableError: The hub dataset cannot be reached or is gated.
 
     Examples:
@@ -167,20 +214,24 @@ def load_benchmark(spec: str | Path, *, split: str = HUB_SPLIT) -> Benchmark:
     """
     text = str(spec)
     if text == "sample":
-        return load_jsonl_benchmark(SAMPLE_DIR / "benchmark.jsonl", name="sample")
+        return load_jsonl_benchmark(
+            SAMPLE_DIR / "benchmark.jsonl", name="sample", image_root=image_root, limits=limits
+        )
     path = Path(text).expanduser()
     if path.exists():
         if path.is_dir():
             if (path / "benchmark.jsonl").is_file():
-                return load_jsonl_benchmark(path / "benchmark.jsonl", name=text)
-            return load_saved_dataset(path)
+                return load_jsonl_benchmark(
+                    path / "benchmark.jsonl", name=text, image_root=image_root, limits=limits
+                )
+            return load_saved_dataset(path, image_root=image_root)
         if path.suffix == ".jsonl":
-            return load_jsonl_benchmark(path, name=text)
+            return load_jsonl_benchmark(path, name=text, image_root=image_root, limits=limits)
         if path.suffix == ".parquet":
-            return load_parquet_benchmark(path)
+            return load_parquet_benchmark(path, image_root=image_root)
         raise InputError("unsupported benchmark file (use .jsonl, .parquet or a folder)", path=path)
     if re.fullmatch(r"[\w.-]+/[\w.-]+", text):
-        return load_hub_benchmark(text, split=split)
+        return load_hub_benchmark(text, split=split, image_root=image_root)
     raise InputError(
         "benchmark not found: not 'sample', not an existing file or folder, and not a hub id "
         f"like {HUB_DATASET}",
@@ -188,21 +239,63 @@ def load_benchmark(spec: str | Path, *, split: str = HUB_SPLIT) -> Benchmark:
     )
 
 
-def load_jsonl_benchmark(path: str | Path, *, name: str | None = None) -> Benchmark:
-    """Read a JSONL benchmark; ``image`` paths are resolved relative to the file."""
+def is_hub_row(row: dict[str, Any]) -> bool:
+    """Whether a JSONL record is a row of the hub dataset rather than a ``BenchmarkItem``.
+
+    Hub rows carry both ``choices`` and ``options`` (either may be empty) and need no ``id``
+    (the row index is the id); a native record always has an ``id``.
+
+    Examples:
+        >>> is_hub_row({"question": "q", "choices": [], "options": ["a"], "answer": "a"})
+        True
+        >>> is_hub_row({"id": "q1", "question": "q", "options": ["a"], "answer": "a"})
+        False
+    """
+    return ("choices" in row and "options" in row) or "id" not in row
+
+
+def load_jsonl_benchmark(
+    path: str | Path,
+    *,
+    name: str | None = None,
+    image_root: str | Path | None = None,
+    limits: InputLimits | None = None,
+) -> Benchmark:
+    """Read a JSONL benchmark: native :class:`BenchmarkItem` records or hub-shaped rows.
+
+    Whether the file holds hub rows is decided on its first record (:func:`is_hub_row`);
+    hub rows go through :func:`hub_row_to_item`, exactly as Parquet and hub rows do.
+    ``image`` paths are resolved relative to the file (symlinks included) and must lie
+    under its folder or under ``image_root``.
+
+    Raises:
+        InputError: A malformed line, field or id, or an image outside the allowed folders
+            (names the file, the line and the field).
+    """
     path = Path(path)
     base = path.resolve().parent
+    roots = image_roots(base, image_root)
     items: list[BenchmarkItem] = []
+    embedded: dict[str, bytes] = {}
     seen: dict[str, int] = {}
-    for number, row in read_jsonl(path):
-        if "id" in row and not isinstance(row["id"], str):
-            row = {**row, "id": str(row["id"])}
-        if "choices" in row and "options" not in row:
-            row = {**row, "options": row.pop("choices")}
-        try:
-            item = BenchmarkItem.model_validate(row)
-        except ValidationError as exc:
-            raise _validation_error(exc, path, number) from None
+    hub: bool | None = None
+    for number, row in read_jsonl(path, limits=limits):
+        if hub is None:
+            hub = is_hub_row(row)
+        if hub:
+            item = hub_row_to_item(row, len(items), where=str(path), line=number)
+            item = _hub_jsonl_image(
+                item, row.get("image"), base=base, roots=roots, path=path, line=number
+            )
+            if item.image is not None and item.image.startswith("row:"):
+                embedded[item.image[4:]] = _embedded_bytes(row["image"], path, number)
+        else:
+            item = _native_item(row, path, number)
+            if item.image is not None:
+                resolved = resolve_image_path(
+                    item.image, base=base, roots=roots, path=path, line=number
+                )
+                item = item.model_copy(update={"image": str(resolved)})
         if item.id in seen:
             raise InputError(
                 f"duplicate item id {item.id!r} (first on line {seen[item.id]})",
@@ -211,26 +304,98 @@ def load_jsonl_benchmark(path: str | Path, *, name: str | None = None) -> Benchm
                 field="id",
             )
         seen[item.id] = number
-        if not item.reference_steps:
-            raise InputError(
-                "reference_steps is empty", path=path, line=number, field="reference_steps"
-            )
-        if item.image is not None:
-            image_path = Path(item.image)
-            if not image_path.is_absolute():
-                image_path = base / image_path
-            item = item.model_copy(update={"image": str(image_path)})
         items.append(item)
-    return Benchmark(name=name or str(path), items=items, image_loader=_file_image)
+    return Benchmark(name=name or str(path), items=items, image_loader=_FileImages(roots, embedded))
 
 
-def _file_image(item: BenchmarkItem) -> bytes | None:
-    if item.image is None:
-        return None
-    path = Path(item.image)
-    if not path.is_file():
-        raise InputError("image file not found", path=path, field="image")
-    return path.read_bytes()
+def _native_item(row: dict[str, Any], path: Path, number: int) -> BenchmarkItem:
+    if "id" in row and not isinstance(row["id"], str):
+        row = {**row, "id": _id_text(row["id"], path=path, line=number)}
+    if "choices" in row and "options" not in row:
+        row = {("options" if key == "choices" else key): value for key, value in row.items()}
+    try:
+        item = BenchmarkItem.model_validate(row)
+    except ValidationError as exc:
+        raise _validation_error(exc, path, number) from None
+    if not item.reference_steps:
+        raise InputError(
+            "reference_steps is empty", path=path, line=number, field="reference_steps"
+        )
+    return item
+
+
+def _json_kind(value: Any) -> str:
+    names = {list: "array", dict: "object", bool: "boolean", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _id_text(value: Any, *, path: Path | str, line: int | None) -> str:
+    """An item id as text: a string or an integer, never a list, object, boolean or float."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(
+        f"id must be a string or integer, got {_json_kind(value)}",
+        path=path,
+        line=line,
+        field="id",
+    )
+
+
+def _hub_jsonl_image(
+    item: BenchmarkItem, value: Any, *, base: Path, roots: tuple[Path, ...], path: Path, line: int
+) -> BenchmarkItem:
+    """The image of a hub row exported to JSONL: a path, ``{"path": ...}`` or base64 bytes.
+
+    Embedded bytes keep the ``row:<id>`` key; a path is resolved and checked like a native
+    item's image.
+    """
+    if isinstance(value, dict) and value.get("bytes"):
+        return item.model_copy(update={"image": f"row:{item.id}"})
+    if isinstance(value, dict):
+        value = value.get("path")
+    if value is None:
+        return item.model_copy(update={"image": None})
+    if not isinstance(value, str):
+        raise InputError(
+            "must be a path, {'path': ...} or {'bytes': <base64>}, got " + _json_kind(value),
+            path=path,
+            line=line,
+            field="image",
+        )
+    resolved = resolve_image_path(value, base=base, roots=roots, path=path, line=line)
+    return item.model_copy(update={"image": str(resolved)})
+
+
+def _embedded_bytes(value: dict[str, Any], path: Path, line: int) -> bytes:
+    raw = value["bytes"]
+    if not isinstance(raw, str):
+        raise InputError(
+            f"must be a base64 string, got {_json_kind(raw)}",
+            path=path,
+            line=line,
+            field="image.bytes",
+        )
+    try:
+        return base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        raise InputError("not valid base64", path=path, line=line, field="image.bytes") from None
+
+
+class _FileImages:
+    """Image loader of a JSONL benchmark: files under the allowed roots, or embedded bytes."""
+
+    def __init__(self, roots: tuple[Path, ...], embedded: dict[str, bytes]) -> None:
+        self.roots = roots
+        self.embedded = embedded
+
+    def __call__(self, item: BenchmarkItem) -> bytes | None:
+        if item.image is None:
+            return None
+        if item.image.startswith("row:"):
+            return self.embedded.get(item.image[4:])
+        return read_image_file(Path(item.image), roots=self.roots, what=f"item {item.id}")
 
 
 def _validation_error(exc: ValidationError, path: Path | str, line: int | None) -> InputError:
@@ -243,39 +408,84 @@ def _validation_error(exc: ValidationError, path: Path | str, line: int | None) 
     return InputError(message, path=path, line=line, field=loc)
 
 
-def hub_row_to_item(row: dict[str, Any], index: int, *, where: str = "dataset") -> BenchmarkItem:
+def hub_row_to_item(
+    row: dict[str, Any], index: int, *, where: str = "dataset", line: int | None = None
+) -> BenchmarkItem:
     """Convert one hub-style row (``question``, ``answer``, ``reference_steps``...) to an item.
+
+    The one conversion used by the hub, Parquet, ``save_to_disk`` and JSONL paths: options
+    come from ``choices``, else ``options`` (either may be empty); the id is the row's ``id``
+    when it has one, else ``index``; other scalar columns go to ``metadata``.
+
+    Args:
+        row: The row.
+        index: Its 0-based position (the id when the row has none).
+        where: The file or dataset, for messages.
+        line: The line named in messages (default: ``index``).
+
+    Raises:
+        InputError: A missing or malformed field (names ``where``, the line and the field).
 
     Examples:
         >>> hub_row_to_item({"question": "Q?", "answer": "B", "reference_steps": ["s"],
         ...                  "choices": [], "options": ["x", "y"], "source": "MMVP"}, 7).options
         ['x', 'y']
     """
-    options = [str(o) for o in (row.get("choices") or row.get("options") or [])]
+    at = index if line is None else line
+
+    def text(value: Any, name: str) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(
+                f"must be text, got {_json_kind(value)}", path=where, line=at, field=name
+            )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{value} is not a number", path=where, line=at, field=name)
+        return str(value)
+
+    option_field = "choices" if row.get("choices") else "options"
+    raw_options = row.get(option_field) or []
+    if not isinstance(raw_options, (list, tuple)):
+        raise InputError(
+            f"must be a list, got {_json_kind(raw_options)}",
+            path=where,
+            line=at,
+            field=option_field,
+        )
+    options = [text(o, f"{option_field}[{i}]") for i, o in enumerate(raw_options)]
     steps = row.get("reference_steps")
     if isinstance(steps, str):
         try:
             steps = json.loads(steps)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             steps = [line for line in steps.splitlines() if line.strip()]
-    if not isinstance(steps, list) or not steps:
+    if not isinstance(steps, (list, tuple)) or not steps:
         raise InputError(
             "reference_steps must be a non-empty list of strings",
             path=where,
-            line=index,
+            line=at,
             field="reference_steps",
         )
     for name in ("question", "answer"):
         if row.get(name) is None:
-            raise InputError("missing value", path=where, line=index, field=name)
-    metadata = {k: v for k, v in row.items() if k not in HUB_COLUMNS and _jsonable(v)}
+            raise InputError("missing value", path=where, line=at, field=name)
+    raw_id = row.get("id")
+    item_id = _id_text(raw_id, path=where, line=at) if raw_id is not None else str(index)
+    metadata: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in HUB_COLUMNS or key == "id" or not _jsonable(value):
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{value} is not a number", path=where, line=at, field=key)
+        metadata[key] = value
     return BenchmarkItem(
-        id=str(row.get("id", index)),
-        source=str(row.get("source") or "unknown").lower(),
-        question=str(row["question"]),
+        id=item_id,
+        source=text(row.get("source") or "unknown", "source").lower(),
+        question=text(row["question"], "question"),
         options=options,
-        answer=str(row["answer"]),
-        reference_steps=[str(s) for s in steps],
+        answer=text(row["answer"], "answer"),
+        reference_steps=[text(s, f"reference_steps[{i}]") for i, s in enumerate(steps)],
         image=f"row:{index}",
         difficulty=row.get("difficulty")
         if row.get("difficulty") in ("easy", "medium", "hard")
@@ -288,8 +498,14 @@ def _jsonable(value: Any) -> bool:
     return isinstance(value, (str, int, float, bool)) or value is None
 
 
-def _image_to_bytes(value: Any) -> bytes | None:
-    """Encoded bytes from a PIL image, an Arrow image struct, raw bytes or a path."""
+def _image_to_bytes(
+    value: Any, *, base: Path | None, roots: tuple[Path, ...], what: str
+) -> bytes | None:
+    """Encoded bytes from an Arrow image struct, raw bytes, a path or a PIL image.
+
+    A path (a struct without bytes, or a plain string) must lie under ``roots`` once
+    resolved against ``base``; it is refused before the file is opened.
+    """
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):
@@ -297,22 +513,40 @@ def _image_to_bytes(value: Any) -> bytes | None:
     if isinstance(value, dict):
         if value.get("bytes"):
             return bytes(value["bytes"])
-        if value.get("path"):
-            return Path(value["path"]).read_bytes()
-        return None
+        if not value.get("path"):
+            return None
+        value = str(value["path"])
     if isinstance(value, str):
-        return Path(value).read_bytes()
+        if base is None or not roots:
+            raise ImageError(
+                f"image is a path ({value}) and this dataset has no folder images may lie in; "
+                "pass --image-root",
+                path=what,
+                field="image",
+            )
+        resolved = resolve_image_path(value, base=base, roots=roots, path=what)
+        return read_image_file(resolved, roots=roots, what=what)
     save = getattr(value, "save", None)
     if save is not None:
         buffer = io.BytesIO()
         fmt = getattr(value, "format", None) or "PNG"
         value.save(buffer, format=fmt if fmt in ("PNG", "JPEG", "WEBP") else "PNG")
         return buffer.getvalue()
-    raise TypeError(f"unsupported image value {type(value).__name__}")
+    raise ImageError(f"unsupported image value {type(value).__name__}", path=what, field="image")
 
 
-def _dataset_benchmark(dataset: Any, name: str) -> Benchmark:
-    """Items from a ``datasets.Dataset`` without decoding images; images load on demand."""
+def _dataset_benchmark(
+    dataset: Any,
+    name: str,
+    *,
+    base: Path | None = None,
+    image_root: str | Path | None = None,
+) -> Benchmark:
+    """Items from a ``datasets.Dataset`` without decoding images; images load on demand.
+
+    Images are read undecoded (``datasets.Image(decode=False)``): embedded bytes are handed
+    out as stored, and a path-only image must lie under ``base`` or ``image_root``.
+    """
     missing = [
         c for c in ("question", "answer", "reference_steps") if c not in dataset.column_names
     ]
@@ -324,14 +558,33 @@ def _dataset_benchmark(dataset: Any, name: str) -> Benchmark:
     rows = dataset.select_columns(text_columns).to_list()
     items = [hub_row_to_item(row, index, where=name) for index, row in enumerate(rows)]
     has_image = "image" in dataset.column_names
-    image_column = dataset.select_columns(["image"]) if has_image else None
+    image_column = _undecoded_images(dataset.select_columns(["image"])) if has_image else None
+    roots: tuple[Path, ...] = ()
+    if base is not None:
+        roots = image_roots(base, image_root)
+    elif image_root is not None:
+        roots = image_roots(Path(image_root), None)
+        base = roots[0]
 
     def loader(item: BenchmarkItem) -> bytes | None:
         if image_column is None or item.image is None or not item.image.startswith("row:"):
             return None
-        return _image_to_bytes(image_column[int(item.image[4:])]["image"])
+        index = int(item.image[4:])
+        return _image_to_bytes(
+            image_column[index]["image"], base=base, roots=roots, what=f"{name} row {index}"
+        )
 
     return Benchmark(name=name, items=items, image_loader=loader)
+
+
+def _undecoded_images(column: Any) -> Any:
+    """The image column with ``decode=False``: raw ``{"bytes", "path"}`` structs."""
+    import datasets
+
+    feature = column.features.get("image")
+    if isinstance(feature, datasets.Image) and feature.decode:
+        return column.cast_column("image", datasets.Image(decode=False))
+    return column
 
 
 def _require_datasets(what: str) -> Any:
@@ -344,8 +597,11 @@ def _require_datasets(what: str) -> Any:
     return datasets
 
 
-def load_saved_dataset(path: str | Path) -> Benchmark:
-    """A folder written by ``Dataset.save_to_disk`` (or a ``DatasetDict`` with ``test``)."""
+def load_saved_dataset(path: str | Path, *, image_root: str | Path | None = None) -> Benchmark:
+    """A folder written by ``Dataset.save_to_disk`` (or a ``DatasetDict`` with ``test``).
+
+    Path-only images must lie under the folder or under ``image_root``.
+    """
     datasets = _require_datasets("a save_to_disk folder")
     try:
         loaded = datasets.load_from_disk(str(path))
@@ -354,20 +610,30 @@ def load_saved_dataset(path: str | Path) -> Benchmark:
     if isinstance(loaded, datasets.DatasetDict):
         split = HUB_SPLIT if HUB_SPLIT in loaded else next(iter(loaded))
         loaded = loaded[split]
-    return _dataset_benchmark(loaded, str(path))
+    return _dataset_benchmark(loaded, str(path), base=Path(path), image_root=image_root)
 
 
-def load_parquet_benchmark(path: str | Path) -> Benchmark:
-    """A Parquet file with the hub's columns (images as Arrow image structs)."""
+def load_parquet_benchmark(path: str | Path, *, image_root: str | Path | None = None) -> Benchmark:
+    """A Parquet file with the hub's columns (images as Arrow image structs).
+
+    Path-only images must lie under the file's folder or under ``image_root``.
+    """
     datasets = _require_datasets("a Parquet benchmark")
     loaded = datasets.Dataset.from_parquet(str(path))
     if "image" in loaded.column_names and not isinstance(loaded.features["image"], datasets.Image):
-        loaded = loaded.cast_column("image", datasets.Image())
-    return _dataset_benchmark(loaded, str(path))
+        loaded = loaded.cast_column("image", datasets.Image(decode=False))
+    return _dataset_benchmark(
+        loaded, str(path), base=Path(path).resolve().parent, image_root=image_root
+    )
 
 
-def load_hub_benchmark(repo_id: str, *, split: str = HUB_SPLIT) -> Benchmark:
+def load_hub_benchmark(
+    repo_id: str, *, split: str = HUB_SPLIT, image_root: str | Path | None = None
+) -> Benchmark:
     """The hub dataset (CRYSTAL is gated: accept its terms and log in first).
+
+    Its images are embedded in the downloaded files; a path-only image must lie under the
+    datasets cache or under ``image_root``.
 
     Raises:
         BenchmarkUnavailableError: No network, hub unreachable, or access not granted; the
@@ -392,4 +658,5 @@ def load_hub_benchmark(repo_id: str, *, split: str = HUB_SPLIT) -> Benchmark:
             "(--benchmark DIR), a Parquet file (--benchmark crystal.parquet), or a JSONL file "
             "(--benchmark crystal.jsonl). Try the bundled sample with --benchmark sample."
         ) from exc
-    return _dataset_benchmark(loaded, repo_id)
+    cache = Path(datasets.config.HF_DATASETS_CACHE)
+    return _dataset_benchmark(loaded, repo_id, base=cache, image_root=image_root)

@@ -3,6 +3,12 @@
 The runner builds one :class:`PreparedImage` per item and keeps it across retries, so the
 image is base64-encoded once per item (and once more per downscaled size, if a server
 rejects it as too large), never once per attempt.
+
+Before anything is sent the image is decoded fully (a truncated file is an error, never a
+partial image) and checked against the pixel cap (a decompression bomb is refused from its
+header, undecoded); an image whose longer side exceeds ``max_side``
+(:data:`~crystalbench.defaults.IMAGE_MAX_SIDE`, or ``CRYSTALBENCH_IMAGE_MAX_SIDE``) is
+downscaled before the first request.
 """
 
 from __future__ import annotations
@@ -10,6 +16,8 @@ from __future__ import annotations
 import base64
 import io
 from typing import Any
+
+from crystalbench.data.images import ImageLimits, check_image, decode_image
 
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -50,10 +58,18 @@ class PreparedImage:
     Args:
         data: The image file's bytes (PNG, JPEG, GIF, WebP; anything Pillow opens is
             converted to PNG once).
+        max_side: Longest side ever sent: larger images are downscaled (aspect kept) even
+            when no smaller side is asked for. ``None``: ``CRYSTALBENCH_IMAGE_MAX_SIDE``,
+            else :data:`~crystalbench.defaults.IMAGE_MAX_SIDE` (2048).
+        max_pixels: Pixel cap; a larger image is refused undecoded. ``None``:
+            ``CRYSTALBENCH_IMAGE_MAX_PIXELS``, else
+            :data:`~crystalbench.defaults.IMAGE_MAX_PIXELS`.
 
     Raises:
-        ValueError: The bytes are not an image Pillow can open (only checked when a
-            conversion or a size is needed).
+        ImageError: (a ``ValueError``) The bytes are not an image Pillow can decode in
+            full, or the image is over the pixel cap. Checked on first use of
+            :attr:`size`, a variant or a data URL; the runner reads :attr:`size` at once,
+            so a bad image becomes that item's error record.
 
     Examples:
         >>> from PIL import Image
@@ -65,11 +81,23 @@ class PreparedImage:
         (True, 1)
         >>> image.variant_size(10)
         (10, 5)
+        >>> PreparedImage(buffer.getvalue(), max_side=8).variant_size(None)
+        (8, 4)
     """
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(
+        self, data: bytes, *, max_side: int | None = None, max_pixels: int | None = None
+    ) -> None:
         self.data = data
         self.mime = sniff_mime(data)
+        if max_side is None or max_pixels is None:
+            limits = ImageLimits.from_env()
+            max_side = limits.max_side if max_side is None else max_side
+            max_pixels = limits.max_pixels if max_pixels is None else max_pixels
+        self.max_side: int = max_side
+        """Longest side ever sent (larger images are downscaled first)."""
+        self.max_pixels: int = max_pixels
+        """Pixel cap (larger images are refused)."""
         self._size: tuple[int, int] | None = None
         self._urls: dict[int | None, bytes] = {}
         self._texts: dict[int | None, str] = {}
@@ -77,39 +105,42 @@ class PreparedImage:
         self.encodes = 0
         """Number of base64 encodings done (one per distinct maximum side)."""
 
-    def _open(self, *, load: bool = True) -> Any:
-        from PIL import Image
-
-        try:
-            image = Image.open(io.BytesIO(self.data))
-            if load:
-                image.load()
-        except Exception as exc:  # Pillow raises many types for bad bytes
-            raise ValueError(f"cannot decode image ({type(exc).__name__}: {exc})") from None
-        return image
+    def _open(self) -> Any:
+        """The image, decoded in full (bombs and truncated files refused)."""
+        return decode_image(self.data, max_pixels=self.max_pixels)
 
     @property
     def size(self) -> tuple[int, int]:
-        """``(width, height)`` in pixels (read from the header, without decoding)."""
+        """``(width, height)`` of the original image in pixels.
+
+        The first access decodes the whole image once (then drops the pixels), so a
+        truncated, undecodable or over-cap image fails here, before anything is sent.
+        """
         if self._size is None:
-            with self._open(load=False) as image:
-                self._size = image.size
+            self._size = check_image(self.data, max_pixels=self.max_pixels)
         return self._size
 
+    def _side(self, max_side: int | None) -> int:
+        """The longer-side limit in force: ``max_side`` within :attr:`max_side`."""
+        return self.max_side if max_side is None else min(max_side, self.max_side)
+
     def variant_size(self, max_side: int | None) -> tuple[int, int]:
-        """Size of the variant whose longer side is at most ``max_side``."""
+        """Size of the variant whose longer side is at most ``max_side`` (and
+        :attr:`max_side`); ``variant_size(None)`` is what a first request sends."""
         width, height = self.size
-        if max_side is None or max(width, height) <= max_side:
+        side = self._side(max_side)
+        if max(width, height) <= side:
             return width, height
-        scale = max_side / max(width, height)
+        scale = side / max(width, height)
         return max(1, round(width * scale)), max(1, round(height * scale))
 
     def _key(self, max_side: int | None) -> int | None:
         """Which variant serves ``max_side``: ``None`` is the original bytes."""
         served = self.mime in SERVED_MIME_TYPES
-        if max_side is None or max(self.size) <= max_side:
+        side = self._side(max_side)
+        if max(self.size) <= side:
             return None if served else max(self.size)  # unusual formats become PNG once
-        return max_side
+        return side
 
     def variant(self, max_side: int | None = None) -> tuple[bytes, str]:
         """``(bytes, mime)`` of the image with its longer side at most ``max_side``."""
@@ -167,9 +198,11 @@ class PreparedImage:
         return text
 
     def pil(self, max_side: int | None = None) -> Any:
-        """A loaded RGB ``PIL.Image`` (for local backends), downscaled to ``max_side``."""
+        """A loaded RGB ``PIL.Image`` (for local backends), downscaled to ``max_side``
+        (and :attr:`max_side`)."""
         from PIL import Image
 
+        self.size  # noqa: B018 - the pixel cap and the full decode come first
         with self._open() as image:
             rgb = image.convert("RGB")
         target = self.variant_size(max_side)
