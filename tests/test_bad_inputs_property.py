@@ -274,12 +274,6 @@ def test_results_summary_reader_returns_or_raises_our_error(results_records, dat
     _holds(lambda b: _results_summary(b, example), data.draw(documents(summary)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="inference/records.py ResultsFile.load parses lines with json.loads in text mode: "
-    "bytes that are not UTF-8 raise UnicodeDecodeError, deep nesting RecursionError, a "
-    "5000-digit number ValueError. Fix: io.iter_lines + io.decode_utf8 + io.decode_json",
-)
 @given(data=st.data())
 @PROPERTY
 def test_infer_records_reader_returns_or_raises_our_error(data):

@@ -189,3 +189,64 @@ def test_run_benchmark_infers_scores_and_reports_in_one_folder(bench, tmp_path):
     )  # fmt: skip
     assert without.report is None
     assert not (tmp_path / "bare" / "report.html").exists()
+
+
+def _bench_with_outside_image(tmp_path):
+    """A JSONL benchmark whose one image lies outside its folder (in ``tmp/images``)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    images = tmp_path / "images"
+    images.mkdir()
+    buffer = BytesIO()
+    Image.new("RGB", (3000, 1500), (200, 30, 30)).save(buffer, "PNG")
+    (images / "wide.png").write_bytes(buffer.getvalue())
+    bench_dir = tmp_path / "bench"
+    bench_dir.mkdir()
+    row = {
+        "id": "q1",
+        "source": "plotqa",
+        "question": "How many bars?",
+        "answer": "3",
+        "reference_steps": ["Count the bars."],
+        "image": "../images/wide.png",
+    }
+    (bench_dir / "b.jsonl").write_text(json.dumps(row) + "\n")
+    return bench_dir / "b.jsonl", images
+
+
+class _Recording(ScriptedBackend):
+    """Scripted backend that keeps the longer side of each image it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__({"*": ANSWER})
+        self.sides: list[int] = []
+
+    async def complete(self, request):
+        if request.image is not None:
+            self.sides.append(max(request.image.variant_size(request.image_max_side)))
+        return await super().complete(request)
+
+
+def test_image_root_lets_a_run_read_images_outside_the_benchmark_folder(tmp_path):
+    path, images = _bench_with_outside_image(tmp_path)
+    refused = InferenceConfig(model="scripted", benchmark=str(path))
+    with pytest.raises(InputError, match="image"):
+        run_inference(refused, tmp_path / "p.jsonl", backend=ScriptedBackend({"*": ANSWER}))
+    assert not (tmp_path / "p.jsonl").exists()
+    allowed = refused.model_copy(update={"image_root": str(images)})
+    backend = _Recording()
+    done = run_inference(allowed, tmp_path / "p.jsonl", backend=backend)
+    assert done.summary.n_ok == 1
+    assert backend.sides == [defaults.IMAGE_MAX_SIDE]  # 3000 px sent at the default cap
+
+
+def test_max_image_side_caps_the_first_request(tmp_path):
+    path, images = _bench_with_outside_image(tmp_path)
+    config = InferenceConfig(
+        model="scripted", benchmark=str(path), image_root=str(images), max_image_side=512
+    )
+    backend = _Recording()
+    run_inference(config, tmp_path / "p.jsonl", backend=backend)
+    assert backend.sides == [512]

@@ -226,10 +226,21 @@ INFERENCE_FLAGS: tuple[ConfigFlag, ...] = (
         "max_image_side",
         "max_image_side",
         _option(
-            int, "--max-image-side", help="Downscale images to this longer side before sending"
+            int,
+            "--max-image-side",
+            help="Longest image side sent; larger images are downscaled first "
+            "[default: $CRYSTALBENCH_IMAGE_MAX_SIDE, else 2048]",
         ),
     ),
-    # (The inputs work adds --image-root and the images' default maximum side here.)
+    ConfigFlag(
+        "image_root",
+        "image_root",
+        _option(
+            str,
+            "--image-root",
+            help="Folder item images may also lie under (besides the benchmark's own folder)",
+        ),
+    ),
     ConfigFlag("limit", "limit", _option(int, "--limit", help="Only the first N selected items")),
     ConfigFlag(
         "sources",

@@ -56,7 +56,9 @@ class InferenceConfig(BaseModel):
     benchmark: str = HUB_DATASET
     """Benchmark spec for :func:`crystalbench.data.load_benchmark`: the hub id, ``sample``,
     a ``save_to_disk`` folder, a ``.parquet`` or ``.jsonl`` file."""
-    # (The inputs work adds ``image_root`` here, passed to load_benchmark(spec, image_root=...).)
+    image_root: str | None = None
+    """A folder item images may also lie under (besides the benchmark file's own folder);
+    any other image path is refused and never read."""
     backend: str = "openai"
     """``openai`` (any OpenAI-compatible endpoint), ``vllm`` (offline) or ``transformers``."""
 
@@ -76,8 +78,9 @@ class InferenceConfig(BaseModel):
     extra_body: dict[str, Any] | None = None
     """JSON fields added to every request (``top_k``, ``chat_template_kwargs``...)."""
     max_image_side: int | None = Field(None, ge=28)
-    """Downscale every image to this longer side before sending (``None``: as stored)."""
-    # (The inputs work adds ``image_max_side`` here, passed to PreparedImage(data, max_side=...).)
+    """Longest image side ever sent: larger images are downscaled (aspect kept) before the
+    first request. ``None``: ``$CRYSTALBENCH_IMAGE_MAX_SIDE``, else
+    :data:`~crystalbench.defaults.IMAGE_MAX_SIDE` (2048)."""
 
     # --- HTTP endpoints (backend ``openai``) -------------------------------------------------
     base_urls: list[str] = Field(default_factory=list)

@@ -93,9 +93,7 @@ class InferenceEngine:
     def request(self, item: BenchmarkItem) -> GenerationRequest:
         """Render the prompt and load the image (raises on an unreadable image)."""
         data = self.benchmark.image_bytes(item)
-        # The images' default maximum side (InferenceConfig.image_max_side, from the
-        # inputs work) is applied here: PreparedImage(data, max_side=...).
-        image = PreparedImage(data) if data else None
+        image = PreparedImage(data, max_side=self.image_max_side) if data else None
         if image is not None:
             image.size  # noqa: B018 - decode the header now: a broken image fails here
         return GenerationRequest(
@@ -209,7 +207,9 @@ class InferenceEngine:
                     self.stopping = True
                     raise InferenceAbortedError(f"stopping: {error}") from error
                 if error.image_too_large and request.image is not None:
-                    side = self.retry.next_side(request.image_max_side, max(request.image.size))
+                    side = self.retry.next_side(
+                        request.image_max_side, max(request.image.variant_size(None))
+                    )
                     if side is not None:
                         request.image_max_side = side
                         continue

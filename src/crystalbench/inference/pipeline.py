@@ -67,8 +67,7 @@ def select_items(
         InputError / UnknownNameError: An unknown source or id (naming the valid ones).
     """
     if benchmark is None:
-        # (The inputs work passes image_root=config.image_root here.)
-        benchmark = load_benchmark(config.benchmark)
+        benchmark = load_benchmark(config.benchmark, image_root=config.image_root)
     selected = benchmark.subset(sources=config.sources, ids=config.ids, limit=config.limit)
     return benchmark, selected
 

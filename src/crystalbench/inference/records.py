@@ -24,7 +24,6 @@ The output file is an append-only log of :class:`InferenceRecord` lines.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -36,7 +35,7 @@ from pydantic import Field, ValidationError
 
 from crystalbench.defaults import INFER_MAX_TOKENS, INFER_TEMPERATURE
 from crystalbench.errors import InputError
-from crystalbench.io import AtomicJsonlWriter
+from crystalbench.io import AtomicJsonlWriter, MalformedJsonError, read_jsonl
 from crystalbench.types import ParseStatus, Record
 
 RECORD_SCHEMA = "infer-1"
@@ -247,35 +246,34 @@ class ResultsFile:
         loaded = LoadedRecords(torn=self.repair())
         if not self.path.is_file():
             return loaded
-        with self.path.open("r", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(
-                        f"malformed JSON ({exc.msg} at column {exc.colno}); this line was not "
-                        "written by crystal infer: fix or remove it",
-                        path=self.path,
-                        line=number,
-                    ) from None
-                try:
-                    record = InferenceRecord.model_validate(value)
-                except ValidationError as exc:
-                    first = exc.errors()[0]
-                    loc = ".".join(str(p) for p in first.get("loc", ())) or None
-                    raise InputError(
-                        f"not a crystal infer record: {first.get('msg', 'invalid')}",
-                        path=self.path,
-                        line=number,
-                        field=loc,
-                    ) from None
-                loaded.lines += 1
-                if record.id in loaded.by_id:
-                    loaded.duplicates += 1
-                    del loaded.by_id[record.id]  # keep dict order = order of latest record
-                loaded.by_id[record.id] = record
+        lines = read_jsonl(self.path, allow_empty=True)
+        while True:
+            try:
+                number, value = next(lines)
+            except StopIteration:
+                break
+            except MalformedJsonError as exc:
+                raise InputError(
+                    f"{exc.message}; this line was not written by crystal infer: fix or remove it",
+                    path=exc.path,
+                    line=exc.line,
+                ) from None
+            try:
+                record = InferenceRecord.model_validate(value)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                loc = ".".join(str(p) for p in first.get("loc", ())) or None
+                raise InputError(
+                    f"not a crystal infer record: {first.get('msg', 'invalid')}",
+                    path=self.path,
+                    line=number,
+                    field=loc,
+                ) from None
+            loaded.lines += 1
+            if record.id in loaded.by_id:
+                loaded.duplicates += 1
+                del loaded.by_id[record.id]  # keep dict order = order of latest record
+            loaded.by_id[record.id] = record
         return loaded
 
     # ------------------------------------------------------------------ rewriting
