@@ -439,3 +439,6 @@ def configure_logging(verbose: bool = False) -> None:
         target.handlers = [handler]
         target.propagate = False
         target.setLevel(logging.INFO if verbose else logging.WARNING)
+    # math-verify warns once that its signal timeout is off in threads; scoring runs on the
+    # worker thread by design and bounds its inputs instead (crystalbench.normalize).
+    logging.getLogger("math_verify").setLevel(logging.ERROR)
