@@ -17,10 +17,10 @@ every machine. Resampling comes from maintained libraries where they do the same
   exact (every sign pattern enumerated) when few items differ, Monte Carlo otherwise.
   On 0/1 values (accuracy) it is the exact conditional McNemar test. This one is ours:
   it is the test :func:`scipy.stats.permutation_test` runs with
-  ``permutation_type="samples"`` (a test checks that both give the same p-values), but
-  scipy's version takes 12 times as long on CRYSTAL's 6,372 items (5.3 s against 0.43 s per
-  test, ``benchmarks/bench_stats.py``), and a report compares every run with a baseline on
-  several metrics and five sources.
+  ``permutation_type="samples"`` (tests check that both give the same p-values), but
+  scipy's takes about 20 times as long on CRYSTAL's 6,372 items (11.4 s against 0.54 s per
+  test), and a report compares every run with a baseline on six metrics and five sources
+  (``benchmarks/bench_stats.py``, ``benchmarks/results/stats.md``).
 - :func:`compare_paired`: both tests for several metrics, overall and per group (source).
 - :func:`holm`: Holm-Bonferroni adjusted p-values, by
   :func:`statsmodels.stats.multitest.multipletests` (``pip install 'crystalbench[stats]'``).
