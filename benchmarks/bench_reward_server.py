@@ -300,7 +300,8 @@ def main() -> int:
     print(f"requests {done}/{len(bodies)} over {args.connections} {mode}, {args.rows} rows each")
     print(f"wall {wall:.2f} s: {done / wall:.1f} requests/s, {done * args.rows / wall:.0f} rows/s")
     print(
-        f"in-process scoring, one request at a time (no coalescing), warm: {in_process_rate:.0f} rows/s"
+        "in-process scoring, one request at a time (no coalescing), warm: "
+        f"{in_process_rate:.0f} rows/s"
     )
     print(
         f"latency ms: p50 {1000 * quantiles[49]:.1f}, p90 {1000 * quantiles[89]:.1f}, "
