@@ -273,3 +273,117 @@ def test_compare_paired_resamples_metrics_together_like_single_tests():
         single = paired_test(a[name], b[name], n_resamples=300, seed=5)
         # Same resampled items; only float rounding of the matrix product may differ.
         assert joint.metrics[name].model_dump() == pytest.approx(single.model_dump(), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- parity
+
+
+def _hand_written_bootstrap(matrix: np.ndarray, n_resamples: int, confidence: float, seed: int):
+    """The bootstrap crystalbench used before it moved onto scipy: resampled rows turned
+    into counts, every column averaged by one matrix product, in chunks of 4M draws."""
+    rng = np.random.default_rng(seed)
+    n, k = matrix.shape
+    out = np.empty((n_resamples, k))
+    chunk = max(1, 4_000_000 // n)
+    for start in range(0, n_resamples, chunk):
+        size = min(n_resamples, start + chunk) - start
+        rows = rng.integers(0, n, size=(size, n)) + np.arange(size)[:, None] * n
+        counts = np.bincount(rows.ravel(), minlength=size * n).reshape(size, n)
+        out[start : start + size] = (counts @ matrix) / n
+    tail = (1 - confidence) / 2
+    return out, np.quantile(out, tail, axis=0), np.quantile(out, 1 - tail, axis=0)
+
+
+@pytest.mark.parametrize("n", [40, 6372])
+def test_intervals_match_the_former_hand_written_bootstrap(n):
+    """scipy draws the same rows from the same seed: the numbers did not move (only float
+    rounding of the means), at the sample's size and at CRYSTAL's (several batches)."""
+    rng = np.random.default_rng(n)
+    columns = {"f1": rng.random(n), "acc": rng.integers(0, 2, n).astype(float)}
+    cis = bootstrap_cis(columns, n_resamples=300, seed=11)
+    _, low, high = _hand_written_bootstrap(np.stack(list(columns.values()), 1), 300, 0.95, 11)
+    for index, name in enumerate(columns):
+        assert cis[name].low == pytest.approx(low[index], abs=1e-12)
+        assert cis[name].high == pytest.approx(high[index], abs=1e-12)
+
+
+def test_paired_bootstrap_matches_the_former_hand_written_one():
+    rng = np.random.default_rng(3)
+    a = rng.random(500)
+    b = np.clip(a + rng.normal(0.02, 0.1, 500), 0, 1)
+    delta, low, high, p = paired_bootstrap(a, b, n_resamples=400, seed=5)
+    samples, lo, hi = _hand_written_bootstrap((b - a)[:, None], 400, 0.95, 5)
+    extreme = np.abs(samples[:, 0] - delta) >= abs(delta) - 1e-9
+    assert (low, high) == (pytest.approx(lo[0], abs=1e-12), pytest.approx(hi[0], abs=1e-12))
+    assert p == (1 + extreme.sum()) / 401
+
+
+def test_bootstrap_equals_scipy_called_directly():
+    from scipy import stats as scipy_stats
+
+    values = np.random.default_rng(8).random(120)
+    ci = bootstrap_ci(values, n_resamples=500, confidence=0.9, seed=2)
+    direct = scipy_stats.bootstrap(
+        (values,),
+        np.mean,
+        n_resamples=500,
+        confidence_level=0.9,
+        method="percentile",
+        rng=np.random.default_rng(2),
+    ).confidence_interval
+    assert (ci.low, ci.high) == (pytest.approx(direct.low), pytest.approx(direct.high))
+
+
+def _scipy_sign_flip(d: np.ndarray, n_resamples: int, seed: int) -> float:
+    from scipy import stats as scipy_stats
+
+    return float(
+        scipy_stats.permutation_test(
+            (d,),
+            lambda x, axis: np.abs(np.sum(x, axis=axis)),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            alternative="greater",
+            rng=np.random.default_rng(seed),
+        ).pvalue
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_permutation_equals_scipy_permutation_test(seed):
+    """Our sign-flip test is scipy's permutation_test with permutation_type="samples" on the
+    non-zero differences (kept for speed, see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    a = rng.random(30)
+    b = a.copy()
+    changed = rng.choice(30, size=10, replace=False)
+    b[changed] += rng.normal(0.05, 0.2, size=10)
+    _, p, exact, patterns = paired_permutation(a, b)
+    assert exact
+    assert patterns == 2**10
+    d = (b - a)[b != a]
+    assert p == pytest.approx(_scipy_sign_flip(d, n_resamples=2**10, seed=0), abs=1e-12)
+
+
+def test_monte_carlo_permutation_agrees_with_scipy_within_noise():
+    rng = np.random.default_rng(22)
+    a = rng.random(400)
+    b = a + rng.normal(0.0, 0.15, 400)
+    _, ours, exact, n = paired_permutation(a, b, n_permutations=4000, seed=3)
+    theirs = _scipy_sign_flip(b - a, n_resamples=4000, seed=3)
+    assert not exact
+    # Two independent Monte Carlo estimates of one p-value: within 5 binomial s.e.
+    se = np.sqrt(2 * theirs * (1 - theirs) / n)
+    assert 0.05 < theirs < 0.95  # a p-value away from the edges, where noise is largest
+    assert abs(ours - theirs) <= 5 * se
+
+
+def test_holm_equals_statsmodels_and_a_hand_computation():
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.04, 0.001, 0.03, 0.2, 0.012]
+    # Sorted 0.001, 0.012, 0.03, 0.04, 0.2 times 5, 4, 3, 2, 1, then running maxima.
+    assert holm(p) == [0.09, 0.005, 0.09, 0.2, 0.048]
+    assert holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    assert holm([]) == []

@@ -186,5 +186,62 @@ take the load (never longer than the ``Retry-After`` cap)."""
 # --- reward server --------------------------------------------------------------------------------
 # (``crystal serve-rewards``: concurrency, timeouts, limits.)
 
+REWARD_SERVER_MAX_BODY_BYTES: Final = 32 * 1024 * 1024
+"""Largest request body (``--max-body-mb``); a larger ``Content-Length`` gets 413 unread."""
+
+REWARD_SERVER_MAX_ROWS: Final = 4096
+"""Most completions in one request (``--max-rows``); 413 beyond."""
+
+REWARD_SERVER_MAX_BATCH_ROWS: Final = 8192
+"""Rows coalesced from queued requests into one encoder pass."""
+
+REWARD_SERVER_MAX_WAIT_MS: Final = 5.0
+"""How long the scoring worker waits for more requests to join a batch (``--max-wait-ms``)."""
+
+REWARD_SERVER_REQUEST_TIMEOUT_S: Final = 600.0
+"""How long a request may wait for its turn and its result (503 / 504 beyond)."""
+
+REWARD_SERVER_MAX_CONNECTIONS: Final = 512
+"""Open connections (and requests in progress) beyond which new requests get 503 at once
+(uvicorn's ``limit_concurrency``, ``--max-connections``); the client retries 503."""
+
+REWARD_SERVER_MAX_ACTIVE_REQUESTS: Final = 64
+"""Requests being read, decoded and scored at once; later ones wait their turn. Bounds the
+memory of bodies in flight to this many times ``REWARD_SERVER_MAX_BODY_BYTES``."""
+
+REWARD_SERVER_DECODE_WORKERS: Final = 4
+"""Threads that decode and validate request bodies and encode replies (scoring itself runs
+on one worker thread that owns the encoder)."""
+
+REWARD_SERVER_IDLE_TIMEOUT_S: Final = 5.0
+"""A connection that sends nothing for this long, before its first request or between two
+requests, is closed (``--idle-timeout``; uvicorn's keep-alive timeout)."""
+
+REWARD_SERVER_HEADER_TIMEOUT_S: Final = 10.0
+"""Seconds from a request's first byte to the end of its headers; the connection is closed
+beyond (slow clients cannot hold a connection by trickling headers)."""
+
+REWARD_SERVER_BODY_TIMEOUT_S: Final = 60.0
+"""Seconds for a request's whole body to arrive after its headers; 408 beyond."""
+
+REWARD_SERVER_MAX_HEADER_BYTES: Final = 16 * 1024
+"""Largest request line plus headers; 431 beyond (400 from h11 when they arrive in pieces)."""
+
+REWARD_SERVER_MAX_JSON_DEPTH: Final = 32
+"""Deepest nesting of arrays and objects in a request body; 400 beyond (a request needs 5)."""
+
+REWARD_SERVER_MAX_INT_DIGITS: Final = 1000
+"""Longest integer literal in a request body, in digits; 400 beyond."""
+
+REWARD_SERVER_BACKLOG: Final = 2048
+"""Listen backlog: connections the kernel queues before the server accepts them."""
+
+REWARD_SERVER_SHUTDOWN_TIMEOUT_S: Final = 5.0
+"""On shutdown, seconds open requests get to finish before their connections are closed."""
+
+REWARD_SERVER_TOKEN_ENV: Final = "CRYSTALBENCH_REWARD_TOKEN"
+"""Environment variable holding the reward server's bearer token, read by ``crystal
+serve-rewards`` (as ``--token``) and by the client :class:`RemoteRewardScorer`."""
+
 # --- embedding cache ------------------------------------------------------------------------------
 # (How often computed vectors are committed to the on-disk cache.)

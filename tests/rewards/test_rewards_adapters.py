@@ -22,6 +22,7 @@ from crystalbench.rewards import (
     ground_truth_json,
     item_from_ground_truth,
     items_from_columns,
+    runtime,
     trl_reward_funcs,
     verl,
 )
@@ -280,9 +281,30 @@ def test_verl_missing_data_raises_and_judge_failure_is_flagged(items):
         id="f", source="x", question="Colour?", answer="blue", reference_steps=["Look."]
     )
     scorer = RewardScorer(HashEncoder(), judge=ScriptedJudge(lambda q, g, p: None))
-    result = verl.score_dicts(scorer, [dumps(["Look."], "navy")], [item])[0]
+    result = runtime.score_dicts(scorer, [dumps(["Look."], "navy")], [item])[0]
     assert result["score"] == 0.0
     assert result["unscored"] == 1.0
+
+
+def test_shared_adapter_pieces_live_below_the_adapters():
+    """verl and EasyR1 share one body (in ``runtime``) and read signals through the protocol
+    in ``types``; the old import paths keep working."""
+    import ast
+    import inspect
+
+    from crystalbench.rewards import trl, types
+
+    assert verl.score_dicts is runtime.score_dicts
+    assert verl.kind_and_source is runtime.kind_and_source
+    assert trl.SignalSource is types.SignalSource
+    assert isinstance(RewardScorer(HashEncoder()), types.SignalSource)
+    for module in (easyr1, runtime):
+        imported = {
+            node.module
+            for node in ast.walk(ast.parse(inspect.getsource(module)))
+            if isinstance(node, ast.ImportFrom)
+        }
+        assert not imported & {"crystalbench.rewards.verl", "crystalbench.rewards.trl"}, module
 
 
 # --------------------------------------------------------------------------- EasyR1

@@ -8,7 +8,16 @@ from typing import Annotated, Any
 import typer
 
 from crystalbench.cli.common import err_console, handle_errors
-from crystalbench.defaults import ENCODER, TAU
+from crystalbench.defaults import (
+    ENCODER,
+    REWARD_SERVER_IDLE_TIMEOUT_S,
+    REWARD_SERVER_MAX_BODY_BYTES,
+    REWARD_SERVER_MAX_CONNECTIONS,
+    REWARD_SERVER_MAX_ROWS,
+    REWARD_SERVER_MAX_WAIT_MS,
+    REWARD_SERVER_TOKEN_ENV,
+    TAU,
+)
 
 
 @handle_errors
@@ -50,12 +59,29 @@ def serve_rewards(
     ),
     max_steps: Annotated[int, typer.Option(help="Most reasoning steps accepted")] = 64,
     max_body_mb: Annotated[float, typer.Option(help="Largest request body (MiB); 413 above")] = (
-        32.0
+        REWARD_SERVER_MAX_BODY_BYTES / (1024 * 1024)
     ),
-    max_rows: Annotated[int, typer.Option(help="Most completions per request; 413 above")] = 4096,
+    max_rows: Annotated[int, typer.Option(help="Most completions per request; 413 above")] = (
+        REWARD_SERVER_MAX_ROWS
+    ),
     max_wait_ms: Annotated[
         float, typer.Option(help="Wait for concurrent requests to join one encoder pass")
-    ] = 5.0,
+    ] = REWARD_SERVER_MAX_WAIT_MS,
+    max_connections: Annotated[
+        int, typer.Option(help="Open connections beyond which new requests get 503 (retried)")
+    ] = REWARD_SERVER_MAX_CONNECTIONS,
+    idle_timeout: Annotated[
+        float, typer.Option(help="Close a connection silent for this many seconds")
+    ] = REWARD_SERVER_IDLE_TIMEOUT_S,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar=REWARD_SERVER_TOKEN_ENV,
+            show_envvar=True,
+            help="Bearer token every request must carry (prefer the environment variable: "
+            "a command line is visible to other users)",
+        ),
+    ] = None,
     cache_dir: Annotated[
         Path | None, typer.Option(help="Folder of the on-disk reference-embedding cache")
     ] = None,
@@ -71,13 +97,14 @@ def serve_rewards(
     """Serve CRYSTAL rewards over HTTP for several trainer ranks (docs/rewards.md).
 
     Ranks point at it with RemoteRewardScorer(url) (TRL) or CRYSTAL_REWARD_SERVER=url
-    (verl, EasyR1). Concurrent batches are coalesced into one encoder pass.
+    (verl, EasyR1). Concurrent batches are coalesced into one encoder pass. Listens on
+    loopback unless --host says otherwise; give a --token when it does.
     """
     from crystalbench.encoders import default_cache_dir
     from crystalbench.matching import MatchRules
     from crystalbench.rewards.encoder_loading import load_reward_encoder
     from crystalbench.rewards.scorer import RewardScorer
-    from crystalbench.rewards.server import RewardServer, ServerLimits
+    from crystalbench.rewards.server import RewardServer, ServerLimits, configure_logging
     from crystalbench.rewards.types import REWARD_KINDS, FormatRules
 
     if kind not in REWARD_KINDS:
@@ -87,7 +114,11 @@ def serve_rewards(
     MatchRules.for_compat(compat)  # unknown modes fail now, not in the worker
     rules = FormatRules(allow_think=allow_think, max_chars=max_chars, max_steps=max_steps)
     limits = ServerLimits(
-        max_body_bytes=int(max_body_mb * 1024 * 1024), max_rows=max_rows, max_wait_ms=max_wait_ms
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        max_rows=max_rows,
+        max_wait_ms=max_wait_ms,
+        max_connections=max_connections,
+        idle_timeout_s=idle_timeout,
     )
     store_path = None
     if use_cache and encoder != "hash":
@@ -109,8 +140,11 @@ def serve_rewards(
             err_console.print(f"embedded {count} reference steps of {warm}")
         return scorer
 
+    configure_logging(verbose)
     try:
-        server = RewardServer(build, host=host, port=port, limits=limits, verbose=verbose)
+        server = RewardServer(
+            build, host=host, port=port, limits=limits, token=token or None, verbose=verbose
+        )
     except OSError as exc:
         from crystalbench.errors import InputError
 
@@ -120,7 +154,8 @@ def serve_rewards(
         config = srv.scorer.config_record()
         typer.echo(
             f"crystal serve-rewards: listening on {srv.url} "
-            f"(encoder {config['encoder_identity']}, tau {config['tau']})"
+            f"(encoder {config['encoder_identity']}, tau {config['tau']}"
+            + (", bearer token required)" if token else ")")
         )
 
     err_console.print(f"loading encoder {encoder} ...")

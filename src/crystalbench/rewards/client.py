@@ -5,19 +5,26 @@
 splits large batches so that every request stays within the server's limits (read once from
 ``/v1/health``), shortens over-long completions to one character past the server's
 ``max_chars`` (they fail the format check exactly as the full text would, without shipping
-megabytes), and retries while the server starts or restarts. Only the standard library is
-used.
+megabytes), and retries while the server starts, restarts or is busy (503). It sends the
+server's bearer token (``token=``, else ``CRYSTALBENCH_REWARD_TOKEN``) when there is one.
+Only the standard library is used.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from crystalbench.defaults import (
+    REWARD_SERVER_MAX_BODY_BYTES,
+    REWARD_SERVER_MAX_ROWS,
+    REWARD_SERVER_TOKEN_ENV,
+)
 from crystalbench.errors import CrystalbenchError, InputError
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import ITEM_FIELDS, completion_text
@@ -41,8 +48,11 @@ class RemoteRewardScorer:
         timeout: Seconds per request.
         max_rows_per_request: Upper bound on rows per request (the server's ``max_rows``
             also applies).
-        retries: Attempts on connection errors and 503 (server loading) before giving up.
+        retries: Attempts on connection errors and 503 (server loading or busy) before
+            giving up.
         backoff: Seconds before the first retry (doubles each time, at most 30).
+        token: The server's bearer token; ``None`` reads ``CRYSTALBENCH_REWARD_TOKEN`` (no
+            token when that is unset or empty).
     """
 
     def __init__(
@@ -54,6 +64,7 @@ class RemoteRewardScorer:
         max_rows_per_request: int = 2048,
         retries: int = 8,
         backoff: float = 0.5,
+        token: str | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.weights = weights or RewardWeights()
@@ -61,18 +72,19 @@ class RemoteRewardScorer:
         self.max_rows_per_request = max_rows_per_request
         self.retries = retries
         self.backoff = backoff
+        self._token = token if token is not None else os.environ.get(REWARD_SERVER_TOKEN_ENV)
         self._health: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ transport
     def _request(self, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
         data = json.dumps(payload).encode("utf-8") if payload is not None else None
+        headers = {"Content-Type": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
         delay = self.backoff
         for attempt in range(self.retries + 1):
             request = urllib.request.Request(
-                self.url + path,
-                data=data,
-                method=method,
-                headers={"Content-Type": "application/json"},
+                self.url + path, data=data, method=method, headers=headers
             )
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -80,7 +92,12 @@ class RemoteRewardScorer:
             except urllib.error.HTTPError as exc:
                 message = _error_message(exc)
                 if exc.code == 503 and attempt < self.retries:
-                    pass  # still loading the encoder
+                    pass  # still loading the encoder, or busy
+                elif exc.code == 401:
+                    raise InputError(
+                        f"reward server {self.url}{path}: 401 {message}; pass token= or set "
+                        f"{REWARD_SERVER_TOKEN_ENV}"
+                    ) from None
                 elif 400 <= exc.code < 500:
                     raise InputError(
                         f"reward server {self.url}{path}: {exc.code} {message}"
@@ -113,8 +130,10 @@ class RemoteRewardScorer:
             raise ValueError(f"{len(completions)} completions for {len(items)} items")
         limits = self.health().get("limits", {})
         max_chars = int(self.health().get("config", {}).get("format_rules", {}).get("max_chars", 0))
-        max_rows = min(self.max_rows_per_request, int(limits.get("max_rows", 4096)))
-        max_body = int(limits.get("max_body_bytes", 32 * 1024 * 1024)) - 1024
+        max_rows = min(
+            self.max_rows_per_request, int(limits.get("max_rows", REWARD_SERVER_MAX_ROWS))
+        )
+        max_body = int(limits.get("max_body_bytes", REWARD_SERVER_MAX_BODY_BYTES)) - 1024
         rows = []
         for completion, item in zip(completions, items, strict=True):
             text = completion_text(completion)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crystalbench.rewards.items import item_from_ground_truth
-from crystalbench.rewards.verl import kind_and_source, score_dicts
+from crystalbench.rewards.runtime import kind_and_source, score_dicts
 
 __all__ = ["REWARD_NAME", "REWARD_TYPE", "compute_score"]
 

@@ -19,21 +19,37 @@ disk)                       turns it off
 ==========================  ==================================  =========================
 
 With a server URL, every rank sends its batches to one ``crystal serve-rewards`` process
-and no encoder is loaded in the trainer at all.
+and no encoder is loaded in the trainer at all (``CRYSTALBENCH_REWARD_TOKEN`` holds the
+server's bearer token when it has one).
+
+:func:`kind_and_source` and :func:`score_dicts` are the shared body of the verl and EasyR1
+entry points: the reward kind and source named by a trainer's keyword arguments, and one
+result dict per response.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from crystalbench.defaults import ENCODER, TAU
-from crystalbench.rewards.trl import SignalSource
-from crystalbench.rewards.types import FormatRules
+from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.rewards.core import make_breakdown
+from crystalbench.rewards.types import (
+    ANSWER_KINDS,
+    REWARD_KINDS,
+    STEP_KINDS,
+    FormatRules,
+    RewardKind,
+    RewardSignals,
+    SignalSource,
+)
+from crystalbench.types import BenchmarkItem
 
-__all__ = ["shared_source"]
+__all__ = ["kind_and_source", "score_dicts", "shared_source"]
 
 _SOURCES: dict[tuple[Any, ...], SignalSource] = {}
 _LOCK = threading.Lock()
@@ -99,3 +115,61 @@ def _build(key: tuple[Any, ...]) -> SignalSource:
     return RewardScorer(
         encoder, tau=threshold, format_rules=FormatRules(allow_think=think), store=store
     )
+
+
+_SOURCE_KEYS = ("server_url", "encoder", "tau", "device", "allow_think", "cache_dir")
+
+
+def score_dicts(
+    source: SignalSource,
+    solution_strs: Sequence[Any],
+    items: Sequence[BenchmarkItem | None],
+    kind: RewardKind = "cpr",
+) -> list[dict[str, float]]:
+    """verl-style result dicts for a batch (the shared body of both entry points).
+
+    Examples:
+        >>> from crystalbench.encoders import HashEncoder
+        >>> from crystalbench.rewards.items import item_from_ground_truth
+        >>> from crystalbench.rewards.scorer import RewardScorer
+        >>> item = item_from_ground_truth("4", {"reference_steps": ["Add 2 and 2."]})
+        >>> text = '{"reasoning_steps": ["Add 2 and 2."], "answer": "4"}'
+        >>> score_dicts(RewardScorer(HashEncoder()), [text], [item])[0]["score"]
+        1.0
+    """
+    for index, item in enumerate(items):
+        if item is None and kind in ANSWER_KINDS:
+            raise InputError(f"row {index}: no gold answer in ground_truth", field="ground_truth")
+        if kind in STEP_KINDS and (
+            item is None or not any(s.strip() for s in item.reference_steps)
+        ):
+            raise InputError(
+                f"row {index}: reward {kind!r} needs reference_steps in the ground truth "
+                "JSON or in extra_info",
+                field="reference_steps",
+            )
+    signals = source.signals(list(solution_strs), list(items))
+    return [_result(s, kind, source) for s in signals]
+
+
+def _result(signals: RewardSignals, kind: RewardKind, source: SignalSource) -> dict[str, float]:
+    chosen = make_breakdown(signals, kind, source.weights)
+    cpr = make_breakdown(signals, "cpr", source.weights)
+    return {
+        "score": chosen.total if chosen.total is not None else 0.0,
+        "format": float(signals.format_ok),
+        "answer_correct": float(bool(signals.answer_correct)),
+        "step_f1": signals.step_f1 if signals.step_f1 is not None else 0.0,
+        "cpr_answer": cpr.components.get("answer", 0.0),
+        "cpr_reasoning": cpr.components.get("reasoning", 0.0),
+        "unscored": float(chosen.total is None),
+    }
+
+
+def kind_and_source(kwargs: Mapping[str, Any]) -> tuple[RewardKind, SignalSource]:
+    """The reward kind and the process-wide scorer named by a trainer's reward kwargs."""
+    kind = kwargs.get("kind", "cpr")
+    if kind not in REWARD_KINDS:
+        raise UnknownNameError("reward kind", str(kind), REWARD_KINDS)
+    source = shared_source(**{k: kwargs[k] for k in _SOURCE_KEYS if kwargs.get(k) is not None})
+    return kind, source

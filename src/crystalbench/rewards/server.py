@@ -5,12 +5,31 @@ must keep it out of ZeRO-3, see :mod:`~crystalbench.rewards.encoder_loading`). O
 holds one encoder and one reference cache, and coalesces the batches that ranks send at the
 same training step into a single encoder pass.
 
-Why the standard library (``http.server``) and not FastAPI/uvicorn: the server has three
-routes and its cost is the encoder, not HTTP parsing; stdlib needs no extra dependency in a
-training image, and reading ``Content-Length`` before the body lets it refuse oversize
-requests (413) without reading them. Each connection gets a thread; all scoring happens on
-one worker thread that owns the scorer (encoders are not thread-safe), so requests queue
-there and are coalesced.
+It is a Starlette app served by uvicorn (``pip install 'crystalbench[serve]'``; the HTTP
+layer is :mod:`crystalbench.rewards.server_http`). Every bound is explicit
+(:class:`ServerLimits`, defaults in :mod:`crystalbench.defaults`):
+
+- connections: a listen backlog of 2,048; beyond ``max_connections`` open connections new
+  requests get 503 at once (uvicorn's ``limit_concurrency``; the client retries 503);
+- slow or silent clients: a connection idle for ``idle_timeout_s`` (before its first request
+  or between requests) is closed, request headers must arrive within ``header_timeout_s``
+  and the body within ``body_timeout_s`` (408), headers are capped at ``max_header_bytes``
+  (431);
+- work: at most ``max_active_requests`` requests are read, decoded and scored at once (the
+  others wait their turn, up to ``request_timeout_s``); bodies are decoded and replies
+  encoded on ``decode_workers`` threads, never on the event loop; all scoring happens on one
+  worker thread that owns the scorer (encoders are not thread-safe), where queued requests
+  are coalesced into one encoder pass;
+- bodies: a ``Content-Length`` over ``max_body_bytes`` gets 413 without the body being read,
+  more than ``max_rows`` completions get 413; bodies that are not UTF-8, not JSON, nested
+  deeper than ``max_json_depth``, with integer literals over ``max_int_digits`` digits,
+  ``NaN`` / ``Infinity`` / overflowing numbers, a key repeated in one object, or values of
+  the wrong type get 400 with a JSON error, never 500.
+
+With a bearer token (``token=``, ``--token`` or ``CRYSTALBENCH_REWARD_TOKEN``) every request
+must carry ``Authorization: Bearer <token>`` (compared in constant time; 401 otherwise).
+The server binds to loopback by default and warns when it listens beyond it without a
+token. Client disconnects are not logged (no tracebacks); ``verbose`` adds an access log.
 
 Routes (JSON in and out):
 
@@ -22,65 +41,134 @@ Routes (JSON in and out):
 - ``POST /v1/rewards``: the same plus optional ``"kind"`` -> ``{"rewards": [float | null],
   "breakdowns": [RewardBreakdown]}`` with the server's weights.
 
-Errors: 400 malformed request or item, 404 unknown route, 411 no ``Content-Length``, 413
-body over ``max_body_bytes`` or more than ``max_rows`` completions, 500 scoring failure, 504
-no result within ``request_timeout_s``.
+Errors (``{"error": message}``): 400 malformed request or item, 401 missing or wrong token,
+404 unknown route, 405 wrong method, 408 body too slow, 411 no ``Content-Length`` (or a
+chunked body), 413 body over ``max_body_bytes`` or more than ``max_rows`` completions, 431
+headers too large, 500 scoring failure, 503 loading or busy, 504 no result within
+``request_timeout_s``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import math
 import queue
-import sys
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from pydantic import Field
 
 from crystalbench._version import __version__
+from crystalbench.defaults import (
+    REWARD_SERVER_BACKLOG,
+    REWARD_SERVER_BODY_TIMEOUT_S,
+    REWARD_SERVER_DECODE_WORKERS,
+    REWARD_SERVER_HEADER_TIMEOUT_S,
+    REWARD_SERVER_IDLE_TIMEOUT_S,
+    REWARD_SERVER_MAX_ACTIVE_REQUESTS,
+    REWARD_SERVER_MAX_BATCH_ROWS,
+    REWARD_SERVER_MAX_BODY_BYTES,
+    REWARD_SERVER_MAX_CONNECTIONS,
+    REWARD_SERVER_MAX_HEADER_BYTES,
+    REWARD_SERVER_MAX_INT_DIGITS,
+    REWARD_SERVER_MAX_JSON_DEPTH,
+    REWARD_SERVER_MAX_ROWS,
+    REWARD_SERVER_MAX_WAIT_MS,
+    REWARD_SERVER_REQUEST_TIMEOUT_S,
+    REWARD_SERVER_SHUTDOWN_TIMEOUT_S,
+)
 from crystalbench.errors import CrystalbenchError
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import completion_text, item_from_fields
 from crystalbench.rewards.scorer import RewardScorer
+from crystalbench.rewards.server_http import (
+    HttpError,
+    bind_socket,
+    build_app,
+    check_body_length,
+    configure_logging,
+    decode_request_body,
+    guarded_protocol,
+    is_loopback,
+    read_request_body,
+    require_server_stack,
+)
 from crystalbench.rewards.types import REWARD_KINDS, RewardSignals
 from crystalbench.types import BenchmarkItem, Record
 
-__all__ = ["RewardServer", "ServerLimits"]
+__all__ = ["RewardServer", "ServerLimits", "configure_logging", "is_loopback"]
+
+logger = logging.getLogger("crystalbench.rewards.server")
+
+_POST_ROUTES = ("/v1/signals", "/v1/rewards")
+_HEALTH_ROUTES = ("/v1/health", "/health")
 
 
 class ServerLimits(Record):
-    """Bounds on what one request may ask and how batches are coalesced."""
+    """Bounds on what one request may ask, how batches are coalesced, and on connections."""
 
-    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(REWARD_SERVER_MAX_BODY_BYTES, ge=1024)
     """Largest request body; larger ones get 413 without being read."""
-    max_rows: int = Field(4096, ge=1)
+    max_rows: int = Field(REWARD_SERVER_MAX_ROWS, ge=1)
     """Most completions in one request (413 beyond)."""
-    max_batch_rows: int = Field(8192, ge=1)
+    max_batch_rows: int = Field(REWARD_SERVER_MAX_BATCH_ROWS, ge=1)
     """Rows coalesced from queued requests into one encoder pass."""
-    max_wait_ms: float = Field(5.0, ge=0.0)
+    max_wait_ms: float = Field(REWARD_SERVER_MAX_WAIT_MS, ge=0.0)
     """How long the worker waits for more requests to join a batch."""
-    request_timeout_s: float = Field(600.0, gt=0.0)
-    """How long a request waits for its result (504 beyond)."""
+    request_timeout_s: float = Field(REWARD_SERVER_REQUEST_TIMEOUT_S, gt=0.0)
+    """How long a request waits for its turn (503 beyond) and its result (504 beyond)."""
+    max_connections: int = Field(REWARD_SERVER_MAX_CONNECTIONS, ge=1)
+    """Open connections beyond which new requests get 503 at once."""
+    max_active_requests: int = Field(REWARD_SERVER_MAX_ACTIVE_REQUESTS, ge=1)
+    """Requests read, decoded and scored at once; the others wait their turn."""
+    decode_workers: int = Field(REWARD_SERVER_DECODE_WORKERS, ge=1)
+    """Threads that decode request bodies and encode replies."""
+    idle_timeout_s: float = Field(REWARD_SERVER_IDLE_TIMEOUT_S, gt=0.0)
+    """A connection silent this long (before or between requests) is closed."""
+    header_timeout_s: float = Field(REWARD_SERVER_HEADER_TIMEOUT_S, gt=0.0)
+    """Seconds from a request's first byte to the end of its headers (closed beyond)."""
+    body_timeout_s: float = Field(REWARD_SERVER_BODY_TIMEOUT_S, gt=0.0)
+    """Seconds for the whole body to arrive after the headers (408 beyond)."""
+    max_header_bytes: int = Field(REWARD_SERVER_MAX_HEADER_BYTES, ge=1024)
+    """Largest request line plus headers (431 beyond; 400 when they arrive in pieces)."""
+    max_json_depth: int = Field(REWARD_SERVER_MAX_JSON_DEPTH, ge=8)
+    """Deepest nesting of arrays and objects in a body (400 beyond)."""
+    max_int_digits: int = Field(REWARD_SERVER_MAX_INT_DIGITS, ge=1)
+    """Longest integer literal in a body, in digits (400 beyond)."""
 
 
 class _Job:
+    __slots__ = ("completions", "future", "items")
+
     def __init__(self, completions: list[Any], items: list[BenchmarkItem | None]) -> None:
         self.completions = completions
         self.items = items
-        self.done = threading.Event()
-        self.result: list[RewardSignals] | None = None
-        self.error: BaseException | None = None
+        self.future: Future[list[RewardSignals]] = Future()
 
 
-class _HttpError(Exception):
-    def __init__(self, status: HTTPStatus, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+class _Prepared:
+    """A validated scoring request: what to score, and how to reply."""
+
+    __slots__ = ("items", "kind", "path", "texts")
+
+    def __init__(
+        self, path: str, texts: list[Any], items: list[BenchmarkItem | None], kind: str | None
+    ) -> None:
+        self.path = path
+        self.texts = texts
+        self.items = items
+        self.kind = kind
+
+
+# --------------------------------------------------------------------------- the server
 
 
 class RewardServer:
@@ -92,8 +180,13 @@ class RewardServer:
             with 503 while it loads).
         host: Interface to bind (``127.0.0.1``: this machine only; ``0.0.0.0``: all).
         port: TCP port; 0 picks a free one (see :attr:`url`).
-        limits: Request bounds and batching.
-        verbose: Log every request to stderr.
+        limits: Request, connection and batching bounds.
+        token: Bearer token every request must carry; ``None``: no authentication (warned
+            about when ``host`` is not loopback).
+        verbose: Log every request (uvicorn's access log) at INFO.
+
+    Raises:
+        OSError: The address cannot be bound (in use, not an interface of this machine).
 
     Examples:
         >>> from crystalbench.encoders import HashEncoder
@@ -109,10 +202,16 @@ class RewardServer:
         host: str = "127.0.0.1",
         port: int = 8765,
         limits: ServerLimits | None = None,
+        token: str | None = None,
         verbose: bool = False,
     ) -> None:
+        require_server_stack()
+        import uvicorn
+
         self.limits = limits or ServerLimits()
         self.verbose = verbose
+        self.host = host
+        self._token = token or None
         self._factory = (
             scorer if callable(scorer) and not isinstance(scorer, RewardScorer) else None
         )
@@ -120,31 +219,77 @@ class RewardServer:
         self._queue: queue.Queue[_Job] = queue.Queue()
         self._ready = threading.Event()
         self._stopping = threading.Event()
+        self._closed = False
         self._startup_error: BaseException | None = None
         self.batches = 0
         """Encoder passes run (coalesced batches)."""
-        self._http = ThreadingHTTPServer((host, port), _handler_class(self))
-        self._http.daemon_threads = True
+        self._decoders = ThreadPoolExecutor(
+            self.limits.decode_workers, thread_name_prefix="reward-decode"
+        )
+        self._active: asyncio.Semaphore | None = None
+        self._socket = bind_socket(host, port)
+        app = build_app(
+            health=self.health,
+            post=self._respond_post,
+            post_routes=_POST_ROUTES,
+            health_routes=_HEALTH_ROUTES,
+            token=self._token,
+            max_header_bytes=self.limits.max_header_bytes,
+        )
+        self._uvicorn = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                http=guarded_protocol(
+                    idle_timeout_s=self.limits.idle_timeout_s,
+                    header_timeout_s=self.limits.header_timeout_s,
+                ),
+                lifespan="off",
+                log_config=None,
+                log_level=logging.INFO if verbose else logging.WARNING,
+                access_log=verbose,
+                limit_concurrency=self.limits.max_connections,
+                backlog=REWARD_SERVER_BACKLOG,
+                timeout_keep_alive=max(1, math.ceil(self.limits.idle_timeout_s)),
+                timeout_graceful_shutdown=math.ceil(REWARD_SERVER_SHUTDOWN_TIMEOUT_S),
+                h11_max_incomplete_event_size=self.limits.max_header_bytes,
+                server_header=False,
+            )
+        )
         self._threads: list[threading.Thread] = []
 
     @property
     def url(self) -> str:
         """Base URL clients use, e.g. ``http://127.0.0.1:8765``."""
-        host, port = self._http.server_address[:2]
+        host, port = self._socket.getsockname()[:2]
+        if ":" in str(host):
+            host = f"[{host}]"
         return f"http://{host!s}:{port}"
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> RewardServer:
-        """Serve in background threads; returns at once."""
+        """Serve in background threads; returns at once (the socket is already listening)."""
+        if self._token is None and not is_loopback(self.host):
+            logger.warning(
+                "the reward server listens on %s without a token: anyone who can reach this "
+                "machine can use it; set --token or CRYSTALBENCH_REWARD_TOKEN",
+                self.host,
+            )
         worker = threading.Thread(target=self._work, name="reward-worker", daemon=True)
-        http = threading.Thread(target=self._http.serve_forever, name="reward-http", daemon=True)
+        http = threading.Thread(target=self._serve_http, name="reward-http", daemon=True)
         self._threads = [worker, http]
         worker.start()
         http.start()
         return self
 
+    def _serve_http(self) -> None:
+        asyncio.run(self._uvicorn.serve(sockets=[self._socket]))
+
     def serve_forever(self, on_ready: Callable[[RewardServer], None] | None = None) -> None:
-        """Serve until interrupted (Ctrl-C) or :meth:`close`; ``on_ready`` runs once loaded."""
+        """Serve until interrupted (Ctrl-C, SIGTERM) or :meth:`close`; ``on_ready`` runs once
+        the scorer is loaded. Open requests get a few seconds to finish on the way out."""
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, lambda *_: self._stopping.set())
         self.start()
         try:
             while not self._ready.wait(0.2):
@@ -159,6 +304,8 @@ class RewardServer:
             pass
         finally:
             self.close()
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Wait until the scorer is built; re-raises a failure to build it."""
@@ -169,11 +316,22 @@ class RewardServer:
 
     def close(self) -> None:
         """Stop serving and release the port."""
+        if self._closed:
+            return
+        self._closed = True
         self._stopping.set()
-        self._http.shutdown()
-        self._http.server_close()
+        self._uvicorn.should_exit = True
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=REWARD_SERVER_SHUTDOWN_TIMEOUT_S + 5)
+        self._socket.close()
+        self._decoders.shutdown(wait=False, cancel_futures=True)
+        while True:  # nothing is left waiting on a job the worker will never run
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(RuntimeError("the reward server is shutting down"))
 
     def __enter__(self) -> RewardServer:
         self.start()
@@ -214,7 +372,10 @@ class RewardServer:
                     break
                 jobs.append(more)
                 rows += len(more.completions)
-            self._run(jobs)
+            # Requests that timed out meanwhile were cancelled: they cost nothing.
+            live = [j for j in jobs if j.future.set_running_or_notify_cancel()]
+            if live:
+                self._run(live)
 
     def _run(self, jobs: Sequence[_Job]) -> None:
         assert self.scorer is not None
@@ -228,33 +389,50 @@ class RewardServer:
             # One request's bad data must not fail the others coalesced with it.
             for job in jobs:
                 try:
-                    job.result = self.scorer.signals(job.completions, job.items)
+                    job.future.set_result(self.scorer.signals(job.completions, job.items))
                 except BaseException as exc:
-                    job.error = exc
-                job.done.set()
+                    job.future.set_exception(exc)
             return
         start = 0
         for job in jobs:
-            job.result = signals[start : start + len(job.completions)]
+            job.future.set_result(signals[start : start + len(job.completions)])
             start += len(job.completions)
-            job.done.set()
+
+    def _enqueue(self, completions: list[Any], items: list[BenchmarkItem | None]) -> _Job:
+        if self._startup_error is not None:  # a request while loading waits for the encoder
+            raise HttpError(HTTPStatus.INTERNAL_SERVER_ERROR, "the scorer failed to load")
+        job = _Job(completions, items)
+        self._queue.put(job)
+        return job
 
     def submit(
         self, completions: list[Any], items: list[BenchmarkItem | None]
     ) -> list[RewardSignals]:
-        """Queue a batch for the worker and wait for its signals (used by the handler)."""
-        job = _Job(completions, items)
-        self._queue.put(job)
-        if not job.done.wait(self.limits.request_timeout_s):
-            raise _HttpError(HTTPStatus.GATEWAY_TIMEOUT, "no result in time")
-        if job.error is not None:
-            if isinstance(job.error, CrystalbenchError):
-                raise _HttpError(HTTPStatus.BAD_REQUEST, str(job.error))
-            raise _HttpError(
-                HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(job.error).__name__}: {job.error}"
+        """Queue a batch for the worker and wait for its signals."""
+        job = self._enqueue(completions, items)
+        try:
+            return job.future.result(self.limits.request_timeout_s)
+        except FutureTimeout:
+            job.future.cancel()
+            raise HttpError(HTTPStatus.GATEWAY_TIMEOUT, "no result in time") from None
+        except BaseException as exc:
+            raise _scoring_error(exc) from None
+
+    async def _submit_async(
+        self, completions: list[Any], items: list[BenchmarkItem | None]
+    ) -> list[RewardSignals]:
+        job = self._enqueue(completions, items)
+        try:
+            return await asyncio.wait_for(
+                asyncio.wrap_future(job.future), self.limits.request_timeout_s
             )
-        assert job.result is not None
-        return job.result
+        except asyncio.TimeoutError:
+            raise HttpError(HTTPStatus.GATEWAY_TIMEOUT, "no result in time") from None
+        except asyncio.CancelledError:
+            job.future.cancel()
+            raise
+        except Exception as exc:
+            raise _scoring_error(exc) from None
 
     # ------------------------------------------------------------------ requests
     def health(self) -> tuple[HTTPStatus, dict[str, Any]]:
@@ -272,116 +450,104 @@ class RewardServer:
             "config": self.scorer.config_record(),
             "limits": self.limits.model_dump(),
             "batches": self.batches,
+            "auth": "bearer" if self._token else "none",
         }
 
     def handle(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """Answer one POST request body (already size-checked and JSON-decoded)."""
-        if path not in ("/v1/signals", "/v1/rewards"):
-            raise _HttpError(HTTPStatus.NOT_FOUND, f"no route {path}")
+        prepared = self._prepare(path, body)
+        return self._reply(prepared, self.submit(prepared.texts, prepared.items))
+
+    def _prepare(self, path: str, body: dict[str, Any]) -> _Prepared:
+        if path not in _POST_ROUTES:
+            raise HttpError(HTTPStatus.NOT_FOUND, f"no route {path}")
         completions = body.get("completions")
         raw_items = body.get("items")
         if not isinstance(completions, list) or not isinstance(raw_items, list):
-            raise _HttpError(HTTPStatus.BAD_REQUEST, "expected lists 'completions' and 'items'")
+            raise HttpError(HTTPStatus.BAD_REQUEST, "expected lists 'completions' and 'items'")
         if len(completions) != len(raw_items):
-            raise _HttpError(
+            raise HttpError(
                 HTTPStatus.BAD_REQUEST,
                 f"{len(completions)} completions for {len(raw_items)} items",
             )
         if len(completions) > self.limits.max_rows:
-            raise _HttpError(
+            raise HttpError(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 f"{len(completions)} rows; at most {self.limits.max_rows} per request",
             )
         kind = body.get("kind")
         if path == "/v1/rewards" and kind is not None and kind not in REWARD_KINDS:
-            raise _HttpError(HTTPStatus.BAD_REQUEST, f"unknown reward kind {kind!r}")
+            raise HttpError(HTTPStatus.BAD_REQUEST, f"unknown reward kind {kind!r}")
         items: list[BenchmarkItem | None] = []
         for index, raw in enumerate(raw_items):
             if raw is not None and not isinstance(raw, dict):
-                raise _HttpError(HTTPStatus.BAD_REQUEST, f"items[{index}] must be an object")
+                raise HttpError(HTTPStatus.BAD_REQUEST, f"items[{index}] must be an object")
             try:
                 items.append(item_from_fields(raw, where=f"items[{index}]") if raw else None)
             except CrystalbenchError as exc:
-                raise _HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+                raise HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from None
         texts = [completion_text(c) for c in completions]
-        signals = self.submit(texts, items)
-        if path == "/v1/signals":
+        return _Prepared(path, texts, items, kind)
+
+    def _reply(self, prepared: _Prepared, signals: list[RewardSignals]) -> dict[str, Any]:
+        if prepared.path == "/v1/signals":
             return {"signals": [s.model_dump(mode="json") for s in signals]}
         assert self.scorer is not None
-        chosen = kind or self.scorer.kind
+        chosen = prepared.kind or self.scorer.kind
         breakdowns = [make_breakdown(s, chosen, self.scorer.weights) for s in signals]
         return {
             "rewards": [b.total for b in breakdowns],
             "breakdowns": [b.model_dump(mode="json") for b in breakdowns],
         }
 
+    def _decode(self, path: str, raw: bytes) -> _Prepared:
+        try:
+            body = decode_request_body(
+                raw,
+                max_depth=self.limits.max_json_depth,
+                max_int_digits=self.limits.max_int_digits,
+            )
+        except ValueError as exc:
+            raise HttpError(HTTPStatus.BAD_REQUEST, str(exc)) from None
+        return self._prepare(path, body)
 
-def _handler_class(server: RewardServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = f"crystalbench-rewards/{__version__}"
+    def _encode_reply(self, prepared: _Prepared, signals: list[RewardSignals]) -> bytes:
+        return json.dumps(self._reply(prepared, signals), allow_nan=False).encode("utf-8")
 
-        def log_message(self, format: str, *args: Any) -> None:
-            if server.verbose:
-                sys.stderr.write(f"{self.address_string()} - {format % args}\n")
+    async def _respond_post(self, request: Any) -> Any:
+        """One POST, from a Starlette request to a response: the body within its limits,
+        decoding and validation on a decode thread, scoring on the worker."""
+        from starlette.requests import ClientDisconnect
+        from starlette.responses import Response
 
-        def _send(self, status: HTTPStatus, payload: dict[str, Any], close: bool = False) -> None:
-            data = json.dumps(payload).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if close:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") in ("/v1/health", "/health"):
-                status, payload = server.health()
-                self._send(status, payload)
-            else:
-                self._send(HTTPStatus.NOT_FOUND, {"error": f"no route {self.path}"})
-
-        def do_POST(self) -> None:
+        check_body_length(request.headers, self.limits.max_body_bytes)
+        if self._active is None:  # bound to the server's event loop on first use
+            self._active = asyncio.Semaphore(self.limits.max_active_requests)
+        try:
+            await asyncio.wait_for(self._active.acquire(), self.limits.request_timeout_s)
+        except asyncio.TimeoutError:
+            raise HttpError(HTTPStatus.SERVICE_UNAVAILABLE, "the server is busy") from None
+        try:
             try:
-                body = self._read_body()
-                self._send(HTTPStatus.OK, server.handle(self.path, body))
-            except _HttpError as exc:
-                close = exc.status in (
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                    HTTPStatus.LENGTH_REQUIRED,
-                )
-                self._send(exc.status, {"error": exc.message}, close=close)
-            except Exception as exc:  # never let one request kill the handler thread silently
-                self._send(
-                    HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"}
-                )
+                raw = await read_request_body(request, self.limits.body_timeout_s)
+            except ClientDisconnect:  # nobody is left to read a reply
+                return Response(status_code=HTTPStatus.BAD_REQUEST)
+            loop = asyncio.get_running_loop()
+            path = request.url.path
+            prepared = await loop.run_in_executor(self._decoders, self._decode, path, raw)
+            signals = await self._submit_async(prepared.texts, prepared.items)
+            content = await loop.run_in_executor(
+                self._decoders, self._encode_reply, prepared, signals
+            )
+        finally:
+            self._active.release()
+        return Response(content, media_type="application/json")
 
-        def _read_body(self) -> dict[str, Any]:
-            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-                raise _HttpError(HTTPStatus.LENGTH_REQUIRED, "chunked bodies are not accepted")
-            header = self.headers.get("Content-Length")
-            if header is None:
-                raise _HttpError(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
-            try:
-                length = int(header)
-            except ValueError:
-                raise _HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length") from None
-            if length < 0:
-                raise _HttpError(HTTPStatus.BAD_REQUEST, "bad Content-Length")
-            if length > server.limits.max_body_bytes:
-                raise _HttpError(
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                    f"body of {length} bytes; at most {server.limits.max_body_bytes}",
-                )
-            raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise _HttpError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from None
-            if not isinstance(body, dict):
-                raise _HttpError(HTTPStatus.BAD_REQUEST, "body must be a JSON object")
-            return body
 
-    return Handler
+def _scoring_error(exc: BaseException) -> HttpError:
+    if isinstance(exc, HttpError):
+        return exc
+    if isinstance(exc, CrystalbenchError):
+        return HttpError(HTTPStatus.BAD_REQUEST, str(exc))
+    logger.error("scoring failed: %s: %s", type(exc).__name__, exc, exc_info=exc)
+    return HttpError(HTTPStatus.INTERNAL_SERVER_ERROR, f"{type(exc).__name__}: {exc}")

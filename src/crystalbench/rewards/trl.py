@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from crystalbench.errors import UnknownNameError
 from crystalbench.rewards.core import make_breakdown
@@ -43,27 +43,13 @@ from crystalbench.rewards.types import (
     REWARD_KINDS,
     RewardBreakdown,
     RewardKind,
-    RewardSignals,
     RewardWeights,
+    SignalSource,
 )
-from crystalbench.types import BenchmarkItem
 
+# ``SignalSource`` lives in :mod:`crystalbench.rewards.types`; it is re-exported here for
+# code that imported it from this module.
 __all__ = ["CrystalReward", "SignalSource", "trl_reward_funcs"]
-
-
-@runtime_checkable
-class SignalSource(Protocol):
-    """Anything that turns a batch into :class:`RewardSignals`: the in-process
-    :class:`~crystalbench.rewards.scorer.RewardScorer` or the reward-server client
-    :class:`~crystalbench.rewards.client.RemoteRewardScorer`."""
-
-    weights: RewardWeights
-
-    def signals(
-        self, completions: Sequence[Any], items: Sequence[BenchmarkItem | None]
-    ) -> list[RewardSignals]:
-        """One :class:`RewardSignals` per completion."""
-        ...
 
 
 class CrystalReward:

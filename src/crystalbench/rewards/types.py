@@ -6,16 +6,19 @@ Every record is frozen, forbids unknown fields and documents each field, like
 :class:`RewardBreakdown` adds the weighting of one reward kind: its named components and their
 total. The split lets one encoder pass feed several reward functions (TRL calls each reward
 function separately, PCGrad needs the answer part and the step part apart).
+:class:`SignalSource` is the protocol every adapter (TRL, verl, EasyR1) and the trainer read
+signals through, so it lives here, below all of them.
 """
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from pydantic import Field
 
 from crystalbench.defaults import CPR_ANSWER_WEIGHT, CPR_STEP_WEIGHT, CPR_WRONG_DISCOUNT
-from crystalbench.types import Record
+from crystalbench.types import BenchmarkItem, Record
 
 RewardKind = Literal[
     "format",
@@ -181,3 +184,18 @@ class RewardBreakdown(RewardSignals):
     total: float | None
     """The reward; ``None`` when the row cannot be scored (no gold answer or no reference
     steps where the kind needs them, or the judge failed)."""
+
+
+@runtime_checkable
+class SignalSource(Protocol):
+    """Anything that turns a batch into :class:`RewardSignals`: the in-process
+    :class:`~crystalbench.rewards.scorer.RewardScorer` or the reward-server client
+    :class:`~crystalbench.rewards.client.RemoteRewardScorer`."""
+
+    weights: RewardWeights
+
+    def signals(
+        self, completions: Sequence[Any], items: Sequence[BenchmarkItem | None]
+    ) -> list[RewardSignals]:
+        """One :class:`RewardSignals` per completion."""
+        ...

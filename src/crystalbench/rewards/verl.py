@@ -29,77 +29,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from crystalbench.errors import InputError, UnknownNameError
-from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import item_from_ground_truth
-from crystalbench.rewards.runtime import shared_source
-from crystalbench.rewards.trl import SignalSource
-from crystalbench.rewards.types import (
-    ANSWER_KINDS,
-    REWARD_KINDS,
-    STEP_KINDS,
-    RewardKind,
-    RewardSignals,
-)
-from crystalbench.types import BenchmarkItem
+from crystalbench.rewards.runtime import kind_and_source, score_dicts
 
+# ``kind_and_source`` and ``score_dicts`` are shared with the EasyR1 adapter and live in
+# :mod:`crystalbench.rewards.runtime`; they stay importable from here.
 __all__ = ["compute_score", "compute_score_batch", "kind_and_source", "score_dicts"]
-
-_SOURCE_KEYS = ("server_url", "encoder", "tau", "device", "allow_think", "cache_dir")
-
-
-def score_dicts(
-    source: SignalSource,
-    solution_strs: Sequence[Any],
-    items: Sequence[BenchmarkItem | None],
-    kind: RewardKind = "cpr",
-) -> list[dict[str, float]]:
-    """verl-style result dicts for a batch (the shared body of both entry points).
-
-    Examples:
-        >>> from crystalbench.encoders import HashEncoder
-        >>> from crystalbench.rewards.scorer import RewardScorer
-        >>> item = item_from_ground_truth("4", {"reference_steps": ["Add 2 and 2."]})
-        >>> text = '{"reasoning_steps": ["Add 2 and 2."], "answer": "4"}'
-        >>> score_dicts(RewardScorer(HashEncoder()), [text], [item])[0]["score"]
-        1.0
-    """
-    for index, item in enumerate(items):
-        if item is None and kind in ANSWER_KINDS:
-            raise InputError(f"row {index}: no gold answer in ground_truth", field="ground_truth")
-        if kind in STEP_KINDS and (
-            item is None or not any(s.strip() for s in item.reference_steps)
-        ):
-            raise InputError(
-                f"row {index}: reward {kind!r} needs reference_steps in the ground truth "
-                "JSON or in extra_info",
-                field="reference_steps",
-            )
-    signals = source.signals(list(solution_strs), list(items))
-    return [_result(s, kind, source) for s in signals]
-
-
-def _result(signals: RewardSignals, kind: RewardKind, source: SignalSource) -> dict[str, float]:
-    chosen = make_breakdown(signals, kind, source.weights)
-    cpr = make_breakdown(signals, "cpr", source.weights)
-    return {
-        "score": chosen.total if chosen.total is not None else 0.0,
-        "format": float(signals.format_ok),
-        "answer_correct": float(bool(signals.answer_correct)),
-        "step_f1": signals.step_f1 if signals.step_f1 is not None else 0.0,
-        "cpr_answer": cpr.components.get("answer", 0.0),
-        "cpr_reasoning": cpr.components.get("reasoning", 0.0),
-        "unscored": float(chosen.total is None),
-    }
-
-
-def kind_and_source(kwargs: Mapping[str, Any]) -> tuple[RewardKind, SignalSource]:
-    """The reward kind and the process-wide scorer named by a trainer's reward kwargs."""
-    kind = kwargs.get("kind", "cpr")
-    if kind not in REWARD_KINDS:
-        raise UnknownNameError("reward kind", str(kind), REWARD_KINDS)
-    source = shared_source(**{k: kwargs[k] for k in _SOURCE_KEYS if kwargs.get(k) is not None})
-    return kind, source
 
 
 def compute_score(
