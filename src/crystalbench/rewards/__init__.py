@@ -43,7 +43,7 @@ from crystalbench.rewards.items import (
 )
 from crystalbench.rewards.runtime import shared_source
 from crystalbench.rewards.scorer import RewardScorer, ScorerStats
-from crystalbench.rewards.trl import CrystalReward, SignalSource, trl_reward_funcs
+from crystalbench.rewards.trl import CrystalReward, trl_reward_funcs
 from crystalbench.rewards.types import (
     REWARD_KINDS,
     FormatRules,
@@ -51,6 +51,7 @@ from crystalbench.rewards.types import (
     RewardKind,
     RewardSignals,
     RewardWeights,
+    SignalSource,
     StepGuards,
 )
 

@@ -23,7 +23,7 @@ from crystalbench.training.run_files import run_files_callback, run_record, writ
 
 if TYPE_CHECKING:
     from crystalbench.encoders.base import Encoder
-    from crystalbench.rewards.trl import SignalSource
+    from crystalbench.rewards.types import SignalSource
     from crystalbench.training.trainer import ValidationSetup
 
 __all__ = ["build_trainer", "load_processor"]

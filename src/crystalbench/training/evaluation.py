@@ -25,8 +25,7 @@ from crystalbench.config import ScoreConfig
 from crystalbench.data import Benchmark
 from crystalbench.encoders.base import Encoder
 from crystalbench.rewards.core import make_breakdown
-from crystalbench.rewards.trl import SignalSource
-from crystalbench.rewards.types import RewardWeights
+from crystalbench.rewards.types import RewardWeights, SignalSource
 from crystalbench.scoring import evaluate
 from crystalbench.types import BenchmarkItem, Prediction, Record
 

@@ -57,8 +57,7 @@ from crystalbench.encoders.base import Encoder
 from crystalbench.io import atomic_write_text
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import items_from_columns
-from crystalbench.rewards.trl import SignalSource
-from crystalbench.rewards.types import RewardWeights
+from crystalbench.rewards.types import RewardWeights, SignalSource
 from crystalbench.training.config import OBJECTIVES, PCGradConfig, RewardTerm, TrainingError
 from crystalbench.training.evaluation import (
     ValidationResult,
