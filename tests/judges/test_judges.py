@@ -442,13 +442,12 @@ def test_openai_judge_many_is_concurrent_bounded_and_ordered(fake, tmp_path):
     judge = make_judge(fake, tmp_path, max_workers=3)
     requests = [("Q", "Paris", f"CONC {i} {'Paris' if i % 2 else 'Rome'}") for i in range(8)]
     requests += [requests[0], requests[1]]  # duplicates are asked once
-    started = time.monotonic()
     verdicts = judge.judge_many(requests)
-    elapsed = time.monotonic() - started
     assert [v.correct for v in verdicts] == [i % 2 == 1 for i in range(8)] + [False, True]
     assert len(fake.requests) == 8
+    # Concurrency is proven by the server seeing several requests at once (not by timing,
+    # which a loaded machine would make flaky); the bound by never more than max_workers.
     assert 2 <= fake.max_in_flight <= 3
-    assert elapsed < 8 * 0.2  # faster than one at a time
 
 
 def test_score_answers_with_openai_judge_end_to_end(fake, tmp_path):
