@@ -73,8 +73,8 @@ def serve_rewards(
     Ranks point at it with RemoteRewardScorer(url) (TRL) or CRYSTAL_REWARD_SERVER=url
     (verl, EasyR1). Concurrent batches are coalesced into one encoder pass.
     """
+    from crystalbench.compat.matching import match_rules
     from crystalbench.encoders import default_cache_dir
-    from crystalbench.matching import MatchRules
     from crystalbench.rewards.encoder_loading import load_reward_encoder
     from crystalbench.rewards.scorer import RewardScorer
     from crystalbench.rewards.server import RewardServer, ServerLimits
@@ -84,7 +84,7 @@ def serve_rewards(
         from crystalbench.errors import UnknownNameError
 
         raise UnknownNameError("reward kind", kind, REWARD_KINDS)
-    MatchRules.for_compat(compat)  # unknown modes fail now, not in the worker
+    match_rules(compat)  # unknown modes fail now, not in the worker
     rules = FormatRules(allow_think=allow_think, max_chars=max_chars, max_steps=max_steps)
     limits = ServerLimits(
         max_body_bytes=int(max_body_mb * 1024 * 1024), max_rows=max_rows, max_wait_ms=max_wait_ms

@@ -10,6 +10,7 @@ import typer
 from crystalbench.cli.common import (
     breakdown_table,
     console,
+    counts_line,
     handle_errors,
     leaderboard_table,
     progress_hook,
@@ -185,11 +186,7 @@ def score(
     console.print(breakdown_table(run.summary, "by_difficulty", "By difficulty"))
     s = run.summary
     skipped = s.n_invalid_records + s.n_unknown_ids
-    console.print(
-        f"items {s.n_items} | scored {s.n_scored} | missing {s.n_missing} | parse failed "
-        f"{s.n_parse_failed} | judge unscored {s.n_judge_unscored}"
-        + (f" | skipped records {skipped}" if skipped else "")
-    )
+    console.print(counts_line(s) + (f" | skipped records {skipped}" if skipped else ""))
     console.print(
         f"encoder {config.encoder} ({run.encode_stats.encoded} encoded, "
         f"{run.encode_stats.cache_hits} from cache) | wrote {out}/examples.jsonl, "
