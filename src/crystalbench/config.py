@@ -22,6 +22,17 @@ from crystalbench.difficulty import DifficultyConfig
 from crystalbench.errors import InputError, UnknownNameError
 
 
+def _known_name(kind: str, value: Any, valid: tuple[str, ...]) -> Any:
+    """The ``Literal`` type refuses other names too; this also says which name was meant.
+
+    Raised as a ``ValueError`` so that pydantic reports it with the field (and
+    :func:`load_config` with the file).
+    """
+    if isinstance(value, str) and value not in valid:
+        raise ValueError(UnknownNameError(kind, value, valid).message)
+    return value
+
+
 class JudgeConfig(BaseModel):
     """An OpenAI-compatible LLM judge for free-form answers."""
 
@@ -45,11 +56,13 @@ class ScoreConfig(BaseModel):
     Examples:
         >>> ScoreConfig().threshold, ScoreConfig().alpha, ScoreConfig().order_metric
         (0.35, 0.3, 'lis')
-        >>> ScoreConfig(compat="paper")
+        >>> ScoreConfig(compat="paper")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        crystalbench.errors.UnknownNameError: unknown compat mode 'paper' (valid: crystal-metrics-0.2, none)
-    """  # noqa: E501
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ScoreConfig
+        compat
+          Value error, unknown compat mode 'paper' (valid: crystal-metrics-0.2, none) ...
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -84,17 +97,12 @@ class ScoreConfig(BaseModel):
     @field_validator("compat", mode="before")
     @classmethod
     def _known_compat(cls, value: Any) -> Any:
-        # The Literal type already refuses other names; this says which name was meant.
-        if isinstance(value, str) and value not in COMPAT_MODES:
-            raise UnknownNameError("compat mode", value, COMPAT_MODES)
-        return value
+        return _known_name("compat mode", value, COMPAT_MODES)
 
     @field_validator("answer_rules", mode="before")
     @classmethod
     def _known_answer_rules(cls, value: Any) -> Any:
-        if isinstance(value, str) and value not in ANSWER_RULES:
-            raise UnknownNameError("answer rules", value, ANSWER_RULES)
-        return value
+        return _known_name("answer rules", value, ANSWER_RULES)
 
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""

@@ -142,7 +142,7 @@ METRICS: tuple[Metric, ...] = (
         high=None,
         leaderboard=True,
         report_column="m",
-        description="mean number of predicted steps per item",
+        description="mean predicted steps per item",
     ),
     Metric(
         key="lis",
