@@ -21,13 +21,16 @@ import datetime as _dt
 import html
 import io
 import json
+import re
+import warnings
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from crystalbench._version import __version__
-from crystalbench.errors import InputError
+from crystalbench.defaults import ENCODER
+from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.io import atomic_write_text
 from crystalbench.metrics import COUNTS, LEADERBOARD, LEADERBOARD_KEYS, METRICS, TABLE_COUNTS
 from crystalbench.metrics import format_value as format_number
@@ -46,7 +49,7 @@ from crystalbench.report.analysis import (
 )
 from crystalbench.report.comparison import COMPARED_METRICS, RunComparison, compare_runs
 from crystalbench.report.leaderboard import LeaderboardRow, leaderboard_rows
-from crystalbench.report.loading import RunData, load_runs, warn
+from crystalbench.report.loading import ReportWarning, RunData, load_runs, warn
 from crystalbench.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PERMUTATIONS,
@@ -429,9 +432,9 @@ def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
                 f"({', '.join(sorted(values))}); their numbers are not directly comparable."
             )
     encoder = runs[0].config.get("encoder") if runs else None
-    if encoder and encoder != "all-distilroberta-v1":
+    if encoder and encoder != ENCODER:
         out.append(
-            f"Encoder {encoder!r} differs from the paper's all-distilroberta-v1: numbers "
+            f"Encoder {encoder!r} differs from the paper's {ENCODER}: numbers "
             "are not comparable with the paper's tables."
         )
     return out
@@ -485,10 +488,6 @@ def build_report(
     Raises:
         InputError: A folder is malformed, or ``baseline`` names no run.
     """
-    import warnings
-
-    from crystalbench.report.loading import ReportWarning
-
     collected: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ReportWarning)
@@ -549,8 +548,6 @@ def _baseline_index(runs: Sequence[RunData], baseline: int | str | None) -> int:
     for index, run in enumerate(runs):
         if baseline in (run.name, str(run.path), run.path.name):
             return index
-    from crystalbench.errors import UnknownNameError
-
     raise UnknownNameError("baseline run", str(baseline), [run.name for run in runs])
 
 
@@ -720,7 +717,5 @@ def _render_page(
         "{{IMAGES}}": image_blocks,
     }
     # Substitute in one pass so that no inserted text is ever scanned for placeholders.
-    import re
-
     pattern = re.compile("|".join(re.escape(key) for key in replacements))
     return pattern.sub(lambda match: replacements[match.group(0)], template)
