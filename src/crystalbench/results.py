@@ -208,7 +208,8 @@ class ResultsWriter:
                 path=self.folder,
             )
         try:
-            self.cleaned = _finish_or_clean(self.folder)
+            # Only a real lock proves that no other run owns the leftovers.
+            self.cleaned = _finish_or_clean(self.folder) if fcntl is not None else []
             self._handle: IO[bytes] | None = self.pending.open("xb")
         except BaseException:
             self._release()
