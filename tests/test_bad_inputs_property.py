@@ -261,12 +261,6 @@ def test_results_examples_reader_returns_or_raises_our_error(results_records, da
     _holds(lambda b: _results_examples(b, summary), data.draw(documents(example)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report/loading.py _read_summary and _read_manifest parse with json.loads on "
-    "read_text(): bytes that are not UTF-8 raise UnicodeDecodeError, deep nesting "
-    "RecursionError, a 5000-digit number ValueError. Fix: io.read_json_file(file, whole=False)",
-)
 @given(data=st.data())
 @PROPERTY
 def test_results_summary_reader_returns_or_raises_our_error(results_records, data):

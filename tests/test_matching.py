@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from crystalbench.compat.matching import given_steps, keeps_blank_steps, match_rules
 from crystalbench.matching import (
     MatchRules,
+    chain_fields,
     cosine_matrix,
     greedy_match,
     kendall_score,
@@ -21,13 +23,17 @@ from crystalbench.matching import (
     precision_recall_f1,
     score_chain,
 )
+from crystalbench.types import ChainScore, StepMatch
 
 PAPER = MatchRules()
-COMPAT = MatchRules.for_compat("crystal-metrics-0.2")
+COMPAT = match_rules("crystal-metrics-0.2")
 
 
 def pairs(matches):
-    return [(m.pred_index, m.ref_index) for m in matches]
+    """``(pred, ref)`` of StepMatch records (greedy_match) or tuples (ChainScore.matches)."""
+    return [
+        (m.pred_index, m.ref_index) if isinstance(m, StepMatch) else (m[0], m[1]) for m in matches
+    ]
 
 
 # ----------------------------------------------------------------------------- golden cases
@@ -124,7 +130,7 @@ def test_hand_computed_item():
     assert score.kendall == pytest.approx(2 / 3)
     assert score.ordered_f1 == pytest.approx((6 / 7) * (0.7 + 0.3 * 2 / 3))
     assert pairs(score.out_of_order) == [(2, 0)]
-    assert [m.cosine for m in score.matches] == pytest.approx([0.8, 0.7, 0.4])
+    assert [c for _, _, c in score.matches] == pytest.approx([0.8, 0.7, 0.4])
 
 
 def test_kendall_order_metric_changes_ordered_f1_only():
@@ -149,7 +155,29 @@ def test_unknown_order_metric_raises():
 
 def test_unknown_compat_raises_with_suggestion():
     with pytest.raises(KeyError, match=r"crystal-metrics-0\.2"):
-        MatchRules.for_compat("crystal-metrics")
+        match_rules("crystal-metrics")
+
+
+def test_compat_rules_live_in_the_compat_package():
+    assert match_rules(None) == match_rules("none") == MatchRules(tau=0.35)
+    assert match_rules("crystal-metrics-0.2", tau=0.4) == MatchRules(
+        tau=0.4, strict=True, ties_high_first=True
+    )
+    assert keeps_blank_steps("crystal-metrics-0.2")
+    assert not keeps_blank_steps("none")
+    given = ["  Read the x-axis.", "", "   "]
+    assert given_steps(given) == given
+    assert given_steps(given) is not given
+
+
+def test_chain_fields_are_exactly_the_chain_score_fields():
+    """The hot path's dict and the record agree on every field, so one declaration holds."""
+    s = np.array([[0.9, 0.1, 0.0], [0.2, 0.1, 0.8], [0.0, 0.7, 0.1]], dtype=np.float32)
+    fields = chain_fields(s, alpha=0.3)
+    assert set(fields) | {"n_blank_dropped"} == set(ChainScore.model_fields)
+    assert score_chain(s, alpha=0.3) == ChainScore(**fields)
+    # Q = [0, 2, 1]: the pair (2, 1) is off the LIS; out_of_order carries (pred, ref) only.
+    assert fields["out_of_order"] == [(2, 1)]
 
 
 def test_paper_table_ordered_f1_check():
@@ -216,9 +244,9 @@ def test_scores_are_bounded(s, alpha, order_metric):
         assert 0.0 <= value <= 1.0
     assert score.ordered_f1 <= score.f1 + 1e-12
     assert len(score.matches) <= min(s.shape)
-    assert len({m.pred_index for m in score.matches}) == len(score.matches)
-    assert len({m.ref_index for m in score.matches}) == len(score.matches)
-    assert all(m.cosine >= np.float32(0.35) for m in score.matches)
+    assert len({i for i, _, _ in score.matches}) == len(score.matches)
+    assert len({j for _, j, _ in score.matches}) == len(score.matches)
+    assert all(c >= np.float32(0.35) for _, _, c in score.matches)
 
 
 @settings(max_examples=60)
@@ -317,7 +345,7 @@ def test_compat_mode_matches_crystal_metrics(m, n, seed, alpha, order_metric, qu
     _, _, theirs_pairs = evaluator._find_matches(s, 0.2)
     ours = score_chain(
         s,
-        rules=MatchRules.for_compat("crystal-metrics-0.2", tau=0.2),
+        rules=match_rules("crystal-metrics-0.2", tau=0.2),
         alpha=alpha,
         order_metric=order_metric,
     )

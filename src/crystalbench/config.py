@@ -8,9 +8,29 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from crystalbench.defaults import ALPHA, COMPAT_MODES, ENCODER, ORDER_METRIC, TAU
+from crystalbench.defaults import (
+    ALPHA,
+    ANSWER_RULES,
+    COMPAT_MODES,
+    ENCODER,
+    ORDER_METRIC,
+    TAU,
+    AnswerRules,
+    CompatMode,
+)
 from crystalbench.difficulty import DifficultyConfig
 from crystalbench.errors import InputError, UnknownNameError
+
+
+def _known_name(kind: str, value: Any, valid: tuple[str, ...]) -> Any:
+    """The ``Literal`` type refuses other names too; this also says which name was meant.
+
+    Raised as a ``ValueError`` so that pydantic reports it with the field (and
+    :func:`load_config` with the file).
+    """
+    if isinstance(value, str) and value not in valid:
+        raise ValueError(UnknownNameError(kind, value, valid).message)
+    return value
 
 
 class JudgeConfig(BaseModel):
@@ -36,6 +56,12 @@ class ScoreConfig(BaseModel):
     Examples:
         >>> ScoreConfig().threshold, ScoreConfig().alpha, ScoreConfig().order_metric
         (0.35, 0.3, 'lis')
+        >>> ScoreConfig(compat="paper")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        pydantic_core._pydantic_core.ValidationError: 1 validation error for ScoreConfig
+        compat
+          Value error, unknown compat mode 'paper' (valid: crystal-metrics-0.2, none) ...
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -48,9 +74,10 @@ class ScoreConfig(BaseModel):
     """Order weight of Ordered Match F1 (0 gives plain Match F1)."""
     order_metric: Literal["lis", "kendall"] = ORDER_METRIC
     """Order score inside Ordered Match F1."""
-    compat: str = "none"
-    """``none`` (paper) or ``crystal-metrics-0.2`` (strict threshold, its tie order)."""
-    answer_rules: str = "paper"
+    compat: CompatMode = "none"
+    """Step rules: ``none`` (paper) or ``crystal-metrics-0.2`` (strict threshold, its tie
+    order, blank predicted steps kept); any other name fails here, when the config is built."""
+    answer_rules: AnswerRules = "paper"
     """``paper`` or ``crystal-metrics-0.2`` (reproduce that package's answer heuristics)."""
     sources: list[str] | None = None
     """Score only these sources (``None``: all)."""
@@ -67,13 +94,15 @@ class ScoreConfig(BaseModel):
     device: str | None = None
     """Encoder device; automatic when ``None``."""
 
-    @field_validator("compat", "answer_rules")
+    @field_validator("compat", mode="before")
     @classmethod
-    def _known_compat(cls, value: str) -> str:
-        allowed = ("paper", *COMPAT_MODES)
-        if value not in allowed:
-            raise UnknownNameError("compat mode", value, allowed)
-        return value
+    def _known_compat(cls, value: Any) -> Any:
+        return _known_name("compat mode", value, COMPAT_MODES)
+
+    @field_validator("answer_rules", mode="before")
+    @classmethod
+    def _known_answer_rules(cls, value: Any) -> Any:
+        return _known_name("answer rules", value, ANSWER_RULES)
 
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""

@@ -7,7 +7,7 @@ results file records the values that were used.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
 SCHEMA_VERSION: Final = "1"
 """Version of the results-file schema (``examples.jsonl``, ``summary.json``)."""
@@ -28,10 +28,21 @@ ALPHA: Final = 0.3
 ORDER_METRIC: Final = "lis"
 """Order score used by Ordered Match F1: ``"lis"`` (paper) or ``"kendall"``."""
 
-COMPAT_CRYSTAL_METRICS: Final = "crystal-metrics-0.2"
-"""Name of the compatibility mode that reproduces ``crystal-metrics`` 0.2.0 step numbers."""
+CompatMode = Literal["none", "crystal-metrics-0.2"]
+"""Step-matching rules: ``none`` (the paper) or ``crystal-metrics-0.2`` (that package's)."""
 
-COMPAT_MODES: Final = ("none", COMPAT_CRYSTAL_METRICS)
+COMPAT_MODES: Final[tuple[str, ...]] = get_args(CompatMode)
+"""The valid compat modes, read off :data:`CompatMode` (its one spelling)."""
+
+COMPAT_CRYSTAL_METRICS: Final[CompatMode] = "crystal-metrics-0.2"
+"""Name of the compatibility mode that reproduces ``crystal-metrics`` 0.2.0 step numbers
+(mypy checks that it is one of :data:`CompatMode`)."""
+
+AnswerRules = Literal["paper", "crystal-metrics-0.2"]
+"""Answer rules: ``paper`` or ``crystal-metrics-0.2`` (that package's heuristics)."""
+
+ANSWER_RULES: Final[tuple[str, ...]] = get_args(AnswerRules)
+"""The valid answer-rule sets, read off :data:`AnswerRules`."""
 
 # --- answers ---------------------------------------------------------------------------------
 NUMERIC_ABS_TOL: Final = 0.05

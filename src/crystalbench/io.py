@@ -9,11 +9,14 @@ overflow (``1e400``) or have more digits than Python converts, strings holding l
 surrogates (``"\\ud800"``), and records over the size limits (:class:`InputLimits`).
 
 Every write that replaces a file goes through a temporary file in the same folder and
-``os.replace``, so a crash never leaves a half-written results file behind.
+``os.replace``, so a crash never leaves a half-written results file behind. The files get
+the permissions of any file the user creates (``0o666`` less the umask), not the
+owner-only ``0o600`` of :func:`tempfile.mkstemp`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -526,12 +529,38 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), "number")
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows.
+
+    ``os.umask`` can only be read by setting it, which for a moment changes it for every
+    thread; Linux shows it in ``/proc/self/status``, read first.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _user_mode(fd: int) -> None:
+    """Give a file made by :func:`tempfile.mkstemp` (``0o600``) the user's usual mode."""
+    if not hasattr(os, "fchmod"):  # Windows: no modes to set
+        return
+    with contextlib.suppress(OSError):  # a file system without modes: keep mkstemp's
+        os.fchmod(fd, 0o666 & ~current_umask())
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        _user_mode(fd)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -562,6 +591,7 @@ class AtomicJsonlWriter:
         fd, self._tmp = tempfile.mkstemp(
             prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
         )
+        _user_mode(fd)
         self._handle = os.fdopen(fd, "w", encoding="utf-8")
         self.count = 0
 

@@ -2,7 +2,8 @@
 
 Functions here take plain numbers and arrays; no I/O, no models. The contract is
 ``docs/metrics.md``. Similarities are float32 (as sentence encoders produce them) and
-the threshold is compared at float32 precision.
+the threshold is compared at float32 precision. Which rules a compat mode means lives in
+:mod:`crystalbench.compat.matching`; here every function takes a :class:`MatchRules`.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any
 
 import numpy as np
 
-from crystalbench.defaults import ALPHA, COMPAT_CRYSTAL_METRICS, ORDER_METRIC, TAU
+from crystalbench.defaults import ALPHA, ORDER_METRIC, TAU
+from crystalbench.errors import UnknownNameError
 from crystalbench.types import ChainScore, StepMatch
 
 ORDER_METRICS = ("lis", "kendall")
@@ -30,27 +32,17 @@ class MatchRules:
         ties_high_first: Among equal similarities, prefer the higher prediction index, then
             the higher reference index (crystal-metrics sorts tuples in reverse). The paper
             mode prefers the lower indices.
+
+    :func:`crystalbench.compat.matching.match_rules` gives the rules of a compat mode.
+
+    Examples:
+        >>> MatchRules(), MatchRules(tau=0.5).tau
+        (MatchRules(tau=0.35, strict=False, ties_high_first=False), 0.5)
     """
 
     tau: float = TAU
     strict: bool = False
     ties_high_first: bool = False
-
-    @classmethod
-    def for_compat(cls, compat: str | None, tau: float = TAU) -> MatchRules:
-        """Rules for a compatibility mode (``None``/``"none"`` = paper).
-
-        Examples:
-            >>> MatchRules.for_compat("crystal-metrics-0.2").strict
-            True
-        """
-        if compat in (None, "none"):
-            return cls(tau=tau)
-        if compat == COMPAT_CRYSTAL_METRICS:
-            return cls(tau=tau, strict=True, ties_high_first=True)
-        from crystalbench.errors import UnknownNameError
-
-        raise UnknownNameError("compat mode", str(compat), ["none", COMPAT_CRYSTAL_METRICS])
 
 
 def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -268,42 +260,31 @@ def ordered_f1(f1: float, order: float, alpha: float = ALPHA) -> float:
     return f1 * ((1.0 - alpha) + alpha * order)
 
 
-class ChainMetrics(NamedTuple):
-    """The numbers of :class:`~crystalbench.types.ChainScore` as plain data (no records)."""
-
-    n_pred: int
-    n_ref: int
-    matches: list[tuple[int, int, float]]
-    """``(pred_index, ref_index, cosine)`` in acceptance order."""
-    out_of_order: list[tuple[int, int, float]]
-    precision: float
-    recall: float
-    f1: float
-    lis: float
-    kendall: float
-    ordered_f1: float
-
-
 def check_order_metric(order_metric: str) -> None:
     """Raise :class:`~crystalbench.errors.UnknownNameError` for an unknown order metric."""
     if order_metric not in ORDER_METRICS:
-        from crystalbench.errors import UnknownNameError
-
         raise UnknownNameError("order metric", order_metric, ORDER_METRICS)
 
 
-def chain_metrics(
+def chain_fields(
     similarity: np.ndarray,
     *,
     rules: MatchRules | None = None,
     alpha: float = ALPHA,
     order_metric: str = ORDER_METRIC,
-) -> ChainMetrics:
-    """:func:`score_chain` without building records: the same numbers, for hot loops.
+) -> dict[str, Any]:
+    """The fields of :class:`~crystalbench.types.ChainScore` as a plain dict, for hot loops.
+
+    :func:`score_chain` is ``ChainScore(**chain_fields(...))``. The scorer builds each
+    :class:`~crystalbench.types.ItemResult` (which shares ``ChainScore``'s fields) straight
+    from this dict, so that one record is validated per item, not two. Matches are
+    ``(pred_index, ref_index, cosine)`` tuples in acceptance order; ``out_of_order`` holds
+    the ``(pred_index, ref_index)`` pairs outside the chosen longest increasing subsequence,
+    in reference order.
 
     Examples:
-        >>> m = chain_metrics(np.eye(3, dtype=np.float32)[::-1])
-        >>> m.f1, m.lis, [(i, j) for i, j, _ in m.out_of_order]
+        >>> f = chain_fields(np.eye(3, dtype=np.float32)[::-1])
+        >>> f["f1"], f["lis"], f["out_of_order"]
         (1.0, 0.3333333333333333, [(2, 0), (1, 1)])
     """
     check_order_metric(order_metric)
@@ -314,28 +295,29 @@ def chain_metrics(
     matches = greedy_pairs(sim, rules)
     precision, recall, f1 = precision_recall_f1(len(matches), n_pred, n_ref)
     if len(matches) < 2:
-        return ChainMetrics(
-            n_pred, n_ref, matches, [], precision, recall, f1, 1.0, 1.0, ordered_f1(f1, 1.0, alpha)
-        )
-    by_ref = sorted(matches, key=lambda m: m[1])
-    sequence = [m[0] for m in by_ref]
-    keep = set(longest_increasing_subsequence(sequence))
-    out_of_order = [m for k, m in enumerate(by_ref) if k not in keep]
-    lis = len(keep) / len(sequence)
-    kendall = kendall_score(sequence)
-    order = lis if order_metric == "lis" else kendall
-    return ChainMetrics(
-        n_pred,
-        n_ref,
-        matches,
-        out_of_order,
-        precision,
-        recall,
-        f1,
-        lis,
-        kendall,
-        ordered_f1(f1, order, alpha),
-    )
+        lis = kendall = 1.0
+        out_of_order: list[tuple[int, int]] = []
+        order = 1.0
+    else:
+        by_ref = sorted(matches, key=lambda m: m[1])
+        sequence = [m[0] for m in by_ref]
+        keep = set(longest_increasing_subsequence(sequence))
+        out_of_order = [(m[0], m[1]) for k, m in enumerate(by_ref) if k not in keep]
+        lis = len(keep) / len(sequence)
+        kendall = kendall_score(sequence)
+        order = lis if order_metric == "lis" else kendall
+    return {
+        "n_pred": n_pred,
+        "n_ref": n_ref,
+        "matches": matches,
+        "out_of_order": out_of_order,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1,
+        "lis": lis,
+        "kendall": kendall,
+        "ordered_f1": ordered_f1(f1, order, alpha),
+    }
 
 
 def score_chain(
@@ -356,23 +338,16 @@ def score_chain(
     Returns:
         The item's :class:`~crystalbench.types.ChainScore`.
 
+    Raises:
+        UnknownNameError: ``order_metric`` is neither ``lis`` nor ``kendall``.
+
     Examples:
         >>> s = score_chain(np.eye(3, dtype=np.float32)[::-1])
         >>> s.f1, s.lis, round(s.ordered_f1, 2)
         (1.0, 0.3333333333333333, 0.8)
-        >>> [(m.pred_index, m.ref_index) for m in s.out_of_order]
+        >>> s.out_of_order
         [(2, 0), (1, 1)]
     """
-    m = chain_metrics(similarity, rules=rules, alpha=alpha, order_metric=order_metric)
     return ChainScore(
-        n_pred=m.n_pred,
-        n_ref=m.n_ref,
-        matches=[StepMatch(pred_index=i, ref_index=j, cosine=c) for i, j, c in m.matches],
-        out_of_order=[StepMatch(pred_index=i, ref_index=j, cosine=c) for i, j, c in m.out_of_order],
-        precision=m.precision,
-        recall=m.recall,
-        f1=m.f1,
-        lis=m.lis,
-        kendall=m.kendall,
-        ordered_f1=m.ordered_f1,
+        **chain_fields(similarity, rules=rules, alpha=alpha, order_metric=order_metric)
     )

@@ -4,7 +4,8 @@ Scoring never calls the model that produced the predictions. Each distinct step 
 is encoded once per encoder (ever, thanks to the on-disk cache), in large
 length-sorted batches; items are processed in chunks so memory stays bounded on huge
 runs. Every item gets an :class:`~crystalbench.types.ItemResult` (with its matched
-pairs) before anything is averaged.
+pairs) before anything is averaged. What is averaged, and from which per-item field, is
+:mod:`crystalbench.metrics`; how the results folder is written is :mod:`crystalbench.results`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from crystalbench._version import __version__
 from crystalbench.answers import score_answers
+from crystalbench.compat.matching import given_steps, keeps_blank_steps, match_rules
 from crystalbench.config import ScoreConfig
 from crystalbench.data.loading import Benchmark
 from crystalbench.defaults import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
@@ -27,13 +29,13 @@ from crystalbench.difficulty import assign_difficulty
 from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder, load_encoder
 from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import InputError
-from crystalbench.io import AtomicJsonlWriter, atomic_write_json
-from crystalbench.matching import MatchRules, chain_metrics, check_order_metric, cosine_matrix
+from crystalbench.matching import chain_fields, check_order_metric, cosine_matrix
+from crystalbench.metrics import METRICS
 from crystalbench.parsing import parse_prediction
 from crystalbench.predictions import PredictionSet
+from crystalbench.results import ResultsWriter
 from crystalbench.types import (
     DIFFICULTIES,
-    PARSE_FAILED_STATUSES,
     AnswerVerdict,
     BenchmarkItem,
     ItemResult,
@@ -59,41 +61,46 @@ class RunResult:
     timings: dict[str, float] = field(default_factory=dict)
 
     def write(self, out_dir: str | Path) -> Path:
-        """Write ``examples.jsonl`` and ``summary.json`` into ``out_dir`` (atomically)."""
+        """Write ``examples.jsonl`` and ``summary.json`` into ``out_dir``, as one pair.
+
+        A crash at any moment leaves the folder's previous pair or this one, never a mix
+        (see :mod:`crystalbench.results`). ``summary`` then carries the ``run_id`` and
+        ``examples_sha256`` written with it.
+        """
         out = Path(out_dir)
-        with AtomicJsonlWriter(out / "examples.jsonl") as writer:
+        with ResultsWriter(out, run_id=self.summary.run_id) as writer:
             for item in self.items:
                 writer.write(item)
-        atomic_write_json(out / "summary.json", self.summary.model_dump(mode="json"))
+            self.summary = writer.commit(self.summary)
         return out
 
 
 class Aggregator:
-    """Accumulates the per-item numbers needed for macro-averages, overall and per group."""
+    """Accumulates the per-item numbers needed for macro-averages, overall and per group.
 
-    _COLUMNS = ("f1", "precision", "recall", "n_pred", "lis", "kendall", "ordered_f1")
+    Which per-item field each summary metric averages comes from
+    :data:`crystalbench.metrics.METRICS`. Items split into scored (at least one step), no
+    steps (parsed, but no step: an answer alone), missing and parse failed.
+    """
 
     def __init__(self) -> None:
-        self.values: dict[str, list[float]] = {c: [] for c in self._COLUMNS}
-        self.correct: list[bool] = []
+        self._fields = [(m.key, m.item_field, m.average == "share_true") for m in METRICS]
+        self.values: dict[str, list[float]] = {m.key: [] for m in METRICS}
         self.missing: list[bool] = []
         self.parse_failed: list[bool] = []
+        self.no_steps: list[bool] = []
         self.unscored: list[bool] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
 
     def add(self, result: ItemResult) -> None:
         """Record one item's numbers."""
-        self.values["f1"].append(result.f1)
-        self.values["precision"].append(result.precision)
-        self.values["recall"].append(result.recall)
-        self.values["n_pred"].append(result.n_pred)
-        self.values["lis"].append(result.lis)
-        self.values["kendall"].append(result.kendall)
-        self.values["ordered_f1"].append(result.ordered_f1)
-        self.correct.append(result.answer_correct is True)
+        for key, name, share_true in self._fields:
+            value = getattr(result, name)
+            self.values[key].append((value is True) if share_true else value)
         self.missing.append(result.missing)
-        self.parse_failed.append(result.parse_status in PARSE_FAILED_STATUSES)
+        self.parse_failed.append(result.parse_failed)
+        self.no_steps.append(result.no_steps)
         self.unscored.append(result.answer_correct is None and not result.missing)
         self.source.append(result.source)
         self.difficulty.append(result.difficulty)
@@ -101,27 +108,26 @@ class Aggregator:
     def _summary(self, mask: np.ndarray) -> MetricSummary:
         n = int(mask.sum())
 
-        def mean(column: str) -> float:
-            if n == 0:
-                return 0.0
-            return float(np.asarray(self.values[column], dtype=np.float64)[mask].mean())
+        def count(flags: list[bool]) -> int:
+            return int(np.asarray(flags, dtype=bool)[mask].sum())
 
-        missing = np.asarray(self.missing, dtype=bool)[mask]
-        failed = np.asarray(self.parse_failed, dtype=bool)[mask]
+        means = {
+            key: float(np.asarray(values, dtype=np.float64)[mask].mean()) if n else 0.0
+            for key, values in self.values.items()
+        }
+        missing, failed, no_steps = (
+            count(self.missing),
+            count(self.parse_failed),
+            count(self.no_steps),
+        )
         return MetricSummary(
             n_items=n,
-            n_scored=int((~missing & ~failed).sum()),
-            n_missing=int(missing.sum()),
-            n_parse_failed=int(failed.sum()),
-            n_judge_unscored=int(np.asarray(self.unscored, dtype=bool)[mask].sum()),
-            accuracy=float(np.asarray(self.correct, dtype=bool)[mask].mean()) if n else 0.0,
-            match_f1=mean("f1"),
-            precision=mean("precision"),
-            recall=mean("recall"),
-            steps=mean("n_pred"),
-            lis=mean("lis"),
-            kendall=mean("kendall"),
-            ordered_f1=mean("ordered_f1"),
+            n_scored=n - missing - failed - no_steps,
+            n_no_steps=no_steps,
+            n_missing=missing,
+            n_parse_failed=failed,
+            n_judge_unscored=count(self.unscored),
+            **means,
         )
 
     def summary(
@@ -195,7 +201,8 @@ class Scorer:
 
             judge = OpenAIJudge.from_config(self.config.judge, cache_dir=self.config.cache_dir)
         self.judge = judge
-        self.rules = MatchRules.for_compat(self.config.compat, tau=self.config.threshold)
+        self.rules = match_rules(self.config.compat, tau=self.config.threshold)
+        self.keep_blank_steps = keeps_blank_steps(self.config.compat)
         check_order_metric(self.config.order_metric)
         self.timings: dict[str, float] = {}
 
@@ -240,26 +247,41 @@ class Scorer:
         )
 
     # ------------------------------------------------------------------ scoring
+    def _predicted_steps(
+        self, pred: Prediction | None, parsed: ParsedResponse | None
+    ) -> tuple[list[str], int]:
+        """The predicted steps to score and how many blank ones were dropped.
+
+        Paper mode scores the parsed steps; blank ones are dropped and counted (the parser
+        already dropped those of a structured prediction, counted here from the record).
+        Compat mode scores a structured prediction's steps exactly as given, blank ones
+        included, as crystal-metrics 0.2.0 does (:mod:`crystalbench.compat.matching`).
+        """
+        if parsed is None:
+            return [], 0
+        given = pred.reasoning_steps if pred is not None else None
+        if given is not None and self.keep_blank_steps:
+            return given_steps(given), 0
+        steps, blank = _non_blank(parsed.steps)
+        if given:
+            blank += sum(1 for s in given if not s.strip())
+        return steps, blank
+
     def _score(
         self,
         item: BenchmarkItem,
         parsed: ParsedResponse | None,
+        pred_steps: list[str],
+        pred_blank: int,
         matrix: np.ndarray,
         rows: dict[str, int],
         verdict: AnswerVerdict,
-        blank_given: int,
     ) -> ItemResult:
-        """Score one item; its step vectors are rows of ``matrix`` (``rows`` maps text -> row).
-
-        ``blank_given`` counts blank steps a structured prediction carried (the parser
-        already dropped them) so that ``n_blank_dropped`` reports them.
-        """
+        """Score one item; its step vectors are rows of ``matrix`` (``rows`` maps text -> row)."""
         ref_steps, ref_blank = _non_blank(item.reference_steps)
-        pred_steps, pred_blank = _non_blank(parsed.steps) if parsed is not None else ([], 0)
-        pred_blank += blank_given
         pred = matrix[[rows[s] for s in pred_steps]]
         ref = matrix[[rows[s] for s in ref_steps]]
-        chain = chain_metrics(
+        chain = chain_fields(
             cosine_matrix(pred, ref),
             rules=self.rules,
             alpha=self.config.alpha,
@@ -271,17 +293,8 @@ class Scorer:
             difficulty=assign_difficulty(item, self.config.difficulty),
             missing=parsed is None,
             parse_status="missing" if parsed is None else parsed.status,
-            n_pred=chain.n_pred,
-            n_ref=chain.n_ref,
             n_blank_dropped=ref_blank + pred_blank,
-            matches=chain.matches,
-            out_of_order=[(i, j) for i, j, _ in chain.out_of_order],
-            precision=chain.precision,
-            recall=chain.recall,
-            f1=chain.f1,
-            lis=chain.lis,
-            kendall=chain.kendall,
-            ordered_f1=chain.ordered_f1,
+            **chain,
             answer_correct=verdict.correct,
             answer_rule=verdict.rule,
             answer_type=verdict.answer_type,
@@ -307,21 +320,19 @@ class Scorer:
             chunk = items[start : start + chunk_items]
             began = time.perf_counter()
             work: list[tuple[BenchmarkItem, ParsedResponse | None]] = []
-            blanks: list[int] = []
+            steps: list[tuple[list[str], int]] = []
             for item in chunk:
                 pred = predictions.get(item.id)
                 parsed = None
                 if pred is not None and not _is_empty_prediction(pred):
                     parsed = parse_prediction(pred)
                 work.append((item, parsed))
-                given = pred.reasoning_steps if pred is not None else None
-                blanks.append(sum(1 for s in given if not s.strip()) if given else 0)
+                steps.append(self._predicted_steps(pred, parsed))
             self._tick("parse", began)
             texts: list[str] = []
-            for item, parsed in work:
+            for (item, _), (pred_steps, _) in zip(work, steps, strict=True):
                 texts.extend(s for s in item.reference_steps if s.strip())
-                if parsed is not None:
-                    texts.extend(s for s in parsed.steps if s.strip())
+                texts.extend(pred_steps)
             began = time.perf_counter()
             unique = list(dict.fromkeys(texts))
             vectors = self.front.lookup(unique)
@@ -333,9 +344,11 @@ class Scorer:
             verdicts = self._verdicts(work)
             self._tick("answers", began)
             scored = 0.0
-            for (item, parsed), blank, verdict in zip(work, blanks, verdicts, strict=True):
+            for (item, parsed), (pred_steps, blank), verdict in zip(
+                work, steps, verdicts, strict=True
+            ):
                 began = time.perf_counter()
-                result = self._score(item, parsed, matrix, rows, verdict, blank)
+                result = self._score(item, parsed, pred_steps, blank, matrix, rows, verdict)
                 scored += time.perf_counter() - began
                 if self.progress:
                     self.progress("score", 1, len(items))
@@ -412,7 +425,9 @@ def evaluate(
         judge: Free-form answer judge instead of building ``config.judge``.
         store: Embedding cache instead of the default one.
         progress: ``hook(stage, advance, total)`` for progress bars.
-        out_dir: When given, ``examples.jsonl`` and ``summary.json`` are written there.
+        out_dir: When given, ``examples.jsonl`` and ``summary.json`` are written there as
+            one pair (:mod:`crystalbench.results`: a crash leaves the previous pair or the
+            new one, never a mix); the returned summary then carries the ``run_id``.
         keep_items: Keep every :class:`ItemResult` in memory (set False for huge runs
             written to ``out_dir``: results then stream to disk).
 
@@ -420,7 +435,8 @@ def evaluate(
         A :class:`RunResult` with one :class:`ItemResult` per benchmark item.
 
     Raises:
-        InputError: Prediction ids unknown to the benchmark (unless ``config.lenient``).
+        InputError: Prediction ids unknown to the benchmark (unless ``config.lenient``), or
+            another run is writing into ``out_dir``.
 
     Examples:
         >>> from crystalbench.data import load_benchmark
@@ -448,7 +464,7 @@ def evaluate(
     known, problems = _check_ids(benchmark, predictions, config.lenient)
     aggregator = Aggregator()
     results: list[ItemResult] = []
-    writer = AtomicJsonlWriter(Path(out_dir) / "examples.jsonl") if out_dir is not None else None
+    writer = ResultsWriter(out_dir) if out_dir is not None else None
     began = time.perf_counter()
     try:
         written = 0.0
@@ -460,26 +476,26 @@ def evaluate(
             if writer is not None:
                 writer.write(result)
             written += time.perf_counter() - started
-        scorer.timings["write"] = written
-    except BaseException:
+        record = scorer.config_record(subset, predictions)
+        summary = aggregator.summary(
+            record,
+            problems=[*predictions.problems, *problems],
+            n_unknown_ids=len(problems),
+            n_invalid_records=len(predictions.problems),
+        )
         if writer is not None:
-            writer.__exit__(RuntimeError, None, None)
-        raise
-    record = scorer.config_record(subset, predictions)
-    summary = aggregator.summary(
-        record,
-        problems=[*predictions.problems, *problems],
-        n_unknown_ids=len(problems),
-        n_invalid_records=len(predictions.problems),
-    )
+            started = time.perf_counter()
+            summary = writer.commit(summary)
+            written += time.perf_counter() - started
+        scorer.timings["write"] = written
+    finally:
+        if writer is not None:
+            writer.abort()  # a no-op after the commit; otherwise keeps the previous pair
     timings = dict(
         scorer.timings,
         total=time.perf_counter() - began,
         encode_forward=scorer.front.stats.encode_seconds,
     )
-    if writer is not None:
-        writer.__exit__(None, None, None)
-        atomic_write_json(Path(out_dir) / "summary.json", summary.model_dump(mode="json"))  # type: ignore[arg-type]
     return RunResult(
         items=results, summary=summary, encode_stats=scorer.front.stats, timings=timings
     )

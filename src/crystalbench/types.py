@@ -3,6 +3,11 @@
 Data flows one way: ``BenchmarkItem`` + ``Prediction`` -> ``ParsedResponse`` ->
 ``ChainScore`` + ``AnswerVerdict`` -> ``ItemResult`` -> ``RunSummary``. Every record is a
 pydantic model with ``extra="forbid"`` so a misspelt field fails loudly.
+
+The step metrics of a chain are declared once, in :class:`ChainScore`; an
+:class:`ItemResult` shares those fields (it is a ``ChainScore`` with the item's identity and
+answer around it), so one line of ``examples.jsonl`` stays flat. What each metric means, and
+which summary metric averages which per-item field, is declared in :mod:`crystalbench.metrics`.
 """
 
 from __future__ import annotations
@@ -139,19 +144,28 @@ class StepMatch(Record):
 
 
 class ChainScore(Record):
-    """Step metrics of one predicted chain against one reference chain."""
+    """Step metrics of one predicted chain against one reference chain.
+
+    Built by :func:`crystalbench.matching.score_chain`; every :class:`ItemResult` carries
+    the same fields (they are declared here only).
+    """
 
     n_pred: int
-    """m: number of (non-blank) predicted steps."""
+    """m: number of predicted steps scored (blank ones excluded, except in compat mode)."""
     n_ref: int
     """n: number of (non-blank) reference steps."""
-    matches: list[StepMatch]
-    """Accepted pairs in the order greedy matching accepted them."""
-    out_of_order: list[StepMatch]
-    """Matches outside the chosen longest increasing subsequence."""
+    n_blank_dropped: int = 0
+    """Blank predicted or reference steps dropped before embedding."""
+    matches: list[tuple[int, int, float]]
+    """Accepted pairs as ``[pred_idx, ref_idx, cosine]``, in acceptance order."""
+    out_of_order: list[tuple[int, int]]
+    """Matched pairs ``[pred_idx, ref_idx]`` outside the longest increasing subsequence."""
     precision: float
+    """Matched share of the predicted steps (``|M| / m``; see ``docs/metrics.md``)."""
     recall: float
+    """Matched share of the reference steps (``|M| / n``)."""
     f1: float
+    """Match F1: harmonic mean of precision and recall (0 when both are 0)."""
     lis: float
     """Longest-increasing-subsequence ratio of the matches (1.0 with fewer than 2)."""
     kendall: float
@@ -178,8 +192,12 @@ class AnswerVerdict(Record):
     """Optional human-readable explanation (e.g. the judge's reason)."""
 
 
-class ItemResult(Record):
-    """One line of ``examples.jsonl``: everything scored for one benchmark item."""
+class _ItemHead(Record):
+    """The first fields of an ``examples.jsonl`` line: which item, and what was predicted.
+
+    A base class only so that pydantic writes these fields before :class:`ChainScore`'s,
+    keeping the line's key order of results written before the two records were merged.
+    """
 
     schema_version: str = SCHEMA_VERSION
     id: str
@@ -188,20 +206,15 @@ class ItemResult(Record):
     missing: bool
     """True when the predictions held nothing for this item (it scores 0)."""
     parse_status: ParseStatus | Literal["missing"]
-    n_pred: int
-    n_ref: int
-    n_blank_dropped: int = 0
-    """Blank predicted or reference steps dropped before embedding."""
-    matches: list[tuple[int, int, float]]
-    """Accepted pairs as ``[pred_idx, ref_idx, cosine]``, in acceptance order."""
-    out_of_order: list[tuple[int, int]]
-    """Matched pairs ``[pred_idx, ref_idx]`` outside the longest increasing subsequence."""
-    precision: float
-    recall: float
-    f1: float
-    lis: float
-    kendall: float
-    ordered_f1: float
+
+
+class ItemResult(ChainScore, _ItemHead):
+    """One line of ``examples.jsonl``: everything scored for one benchmark item.
+
+    The step metrics are :class:`ChainScore`'s fields; the line keeps the key order
+    ``schema_version, id, ..., parse_status``, the chain's fields, then the answer's.
+    """
+
     answer_correct: bool | None
     answer_rule: str
     answer_type: AnswerType
@@ -212,13 +225,38 @@ class ItemResult(Record):
     ref_steps: list[str] = Field(default_factory=list)
     """Reference steps as scored (indices in ``matches`` point here)."""
 
+    @property
+    def parse_failed(self) -> bool:
+        """The output gave neither steps nor an answer (counted in ``n_parse_failed``)."""
+        return self.parse_status in PARSE_FAILED_STATUSES
+
+    @property
+    def no_steps(self) -> bool:
+        """The output parsed but gave no step to score, e.g. an answer alone or
+        ``reasoning_steps: []`` (counted in ``n_no_steps``; the step metrics are 0)."""
+        return not self.missing and self.n_pred == 0 and not self.parse_failed
+
+    @property
+    def chain(self) -> ChainScore:
+        """The item's step metrics alone, as a :class:`ChainScore`."""
+        return ChainScore(**{name: getattr(self, name) for name in ChainScore.model_fields})
+
 
 class MetricSummary(Record):
-    """Macro-averages over a set of items."""
+    """Macro-averages over a set of items, and how the items split.
+
+    ``n_items = n_scored + n_no_steps + n_missing + n_parse_failed``; every mean is over all
+    ``n_items`` (see :mod:`crystalbench.metrics` for each metric).
+    """
 
     n_items: int
     n_scored: int
-    """Items with a prediction that parsed into steps or an answer."""
+    """Items whose prediction parsed into at least one step."""
+    n_no_steps: int = 0
+    """Items whose prediction parsed but gave no step (an answer alone, or
+    ``reasoning_steps: []``); they score 0 on the step metrics. Absent from results written
+    before this count existed, where such items were part of ``n_scored``:
+    :func:`crystalbench.report.load_run` derives it from ``examples.jsonl`` then."""
     n_missing: int
     n_parse_failed: int
     n_judge_unscored: int
@@ -238,6 +276,12 @@ class RunSummary(MetricSummary):
     """``summary.json``: overall metrics, breakdowns and the exact configuration."""
 
     schema_version: str = SCHEMA_VERSION
+    run_id: str | None = None
+    """Random id of the write that produced this folder (``None`` until the results are
+    written, and in results written before run ids existed)."""
+    examples_sha256: str | None = None
+    """SHA-256 of the ``examples.jsonl`` written with this summary: readers check that the two
+    files belong to the same run (``None`` in older results, which are not checked)."""
     by_source: dict[str, MetricSummary]
     by_difficulty: dict[str, MetricSummary]
     n_unknown_ids: int = 0

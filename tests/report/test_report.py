@@ -310,11 +310,11 @@ def test_markdown_table_by_hand(two_runs):
     text = render_markdown(rows, intervals=False)
     header = "| Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 |"
     assert text.splitlines() == [
-        header + " Items |",
-        "|:--|--:|--:|--:|--:|--:|--:|--:|--:|",
-        "| model-a | 50.00 | 0.625 | 0.625 | 0.625 | 1.75 | **0.917** | 0.600 | 4 |",
+        header + " Items | No steps |",
+        "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| model-a | 50.00 | 0.625 | 0.625 | 0.625 | 1.75 | **0.917** | 0.600 | 4 | 0 |",
         "| model-b | **100.00** | **1.000** | **1.000** | **1.000** | 2.00 | **0.917** | **0.975** "
-        "| 4 |",
+        "| 4 | 0 |",
     ]
     with_ci = render_markdown(rows)
     assert "**1.000** [1.000, 1.000]" in with_ci
@@ -639,4 +639,5 @@ def test_cli_report_writes_html(two_runs, tmp_path):
     assert "<title>My runs</title>" in out.read_text()
     result = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere"), "--out", str(out)])
     assert result.exit_code == 2
-    assert "results folder not found" in result.output
+    assert "none of the paths given is a results folder" in result.output
+    assert "no such file or folder" in result.output

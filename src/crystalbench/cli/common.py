@@ -89,34 +89,44 @@ def _force_progress() -> bool:
 
 
 def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None) -> Table:
-    """A rich table with the paper's Table 2 columns; ``rows`` are ``(name, summary)``."""
-    from crystalbench.report.leaderboard import TABLE2, format_number
+    """A rich table with the paper's Table 2 columns and the item counts.
+
+    ``rows`` are ``(name, summary)``; columns come from :mod:`crystalbench.metrics`.
+    """
+    from crystalbench.metrics import LEADERBOARD, TABLE_COUNTS, format_value
 
     table = Table(title=title, show_lines=False)
     table.add_column("Model", style="bold")
-    for _, header, _, _ in TABLE2:
-        table.add_column(header, justify="right")
-    table.add_column("Items", justify="right")
-    table.add_column("Missing", justify="right")
-    table.add_column("Parse fail", justify="right")
+    for column in LEADERBOARD:
+        table.add_column(column.header, justify="right")
+    for count in TABLE_COUNTS:
+        table.add_column(count.header, justify="right")
     for name, summary in rows:
-        cells = [format_number(getattr(summary, key), kind) for key, _, kind, _ in TABLE2]
-        table.add_row(
-            name, *cells, str(summary.n_items), str(summary.n_missing), str(summary.n_parse_failed)
-        )
+        cells = [format_value(getattr(summary, c.key), c.number_format) for c in LEADERBOARD]
+        counts = [str(getattr(summary, count.key)) for count in TABLE_COUNTS]
+        table.add_row(name, *cells, *counts)
     return table
 
 
 def breakdown_table(summary: Any, attribute: str, title: str) -> Table:
     """Per-source or per-difficulty table of one summary."""
-    from crystalbench.report.leaderboard import TABLE2, format_number
+    from crystalbench.metrics import LEADERBOARD, TABLE_COUNTS, format_value
 
     table = Table(title=title)
     table.add_column(attribute.replace("by_", "").capitalize(), style="bold")
-    for _, header, _, _ in TABLE2:
-        table.add_column(header, justify="right")
-    table.add_column("Items", justify="right")
+    for column in LEADERBOARD:
+        table.add_column(column.header, justify="right")
+    for count in TABLE_COUNTS:
+        table.add_column(count.header, justify="right")
     for key, group in getattr(summary, attribute).items():
-        cells = [format_number(getattr(group, k), kind) for k, _, kind, _ in TABLE2]
-        table.add_row(key, *cells, str(group.n_items))
+        cells = [format_value(getattr(group, c.key), c.number_format) for c in LEADERBOARD]
+        counts = [str(getattr(group, count.key)) for count in TABLE_COUNTS]
+        table.add_row(key, *cells, *counts)
     return table
+
+
+def counts_line(summary: Any) -> str:
+    """Every item count of a summary on one line, e.g. ``items 40 | scored 36 | ...``."""
+    from crystalbench.metrics import COUNTS
+
+    return " | ".join(f"{count.header.lower()} {getattr(summary, count.key)}" for count in COUNTS)

@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from crystalbench.cli.common import console, err_console, handle_errors
+from crystalbench.metrics import LEADERBOARD_KEYS
 
 if TYPE_CHECKING:
-    from crystalbench.report import RunComparison
+    from crystalbench.report import RunComparison, RunData
 
 ResultsArg = Annotated[
     list[Path],
     typer.Argument(
         metavar="RESULTS",
-        help="Results folders written by `crystal score` (examples.jsonl + summary.json)",
+        help="Results folders written by `crystal score` (examples.jsonl + summary.json); "
+        "other paths a glob matches are skipped with a note",
     ),
 ]
 NamesOpt = Annotated[
@@ -54,6 +56,20 @@ def _printed_warnings() -> Iterator[None]:
                 if issubclass(record.category, ReportWarning) and message not in seen:
                     seen.add(message)
                     err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False)
+
+
+def _load_selected(results: list[Path], names: list[str] | None) -> list[RunData]:
+    """Load the results folders among ``results``; print a note for each path skipped.
+
+    Raises:
+        InputError: None of the paths is a results folder (the CLI exits 2).
+    """
+    from crystalbench.report import load_runs, select_results
+
+    selection = select_results(results, names=names)
+    for note in selection.skipped:
+        err_console.print(f"[dim]note:[/] {note}", highlight=False)
+    return load_runs(selection.paths, names=selection.names)
 
 
 @handle_errors
@@ -102,10 +118,10 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (no network needed to view it) for RESULTS..."""
     from crystalbench.cli.common import leaderboard_table
-    from crystalbench.report import build_report, load_runs
+    from crystalbench.report import build_report
 
     with _printed_warnings():
-        runs = load_runs(results, names=name)
+        runs = _load_selected(results, name)
         bench = None
         if benchmark is not None:
             from crystalbench.data import load_benchmark
@@ -143,10 +159,7 @@ def leaderboard(
     name: NamesOpt = None,
     sort: Annotated[
         Optional[str],  # noqa: UP045
-        typer.Option(
-            help="Sort by a metric: accuracy, match_f1, precision, recall, steps, lis, "
-            "ordered_f1 (highest first)"
-        ),
+        typer.Option(help=f"Sort by a metric: {', '.join(LEADERBOARD_KEYS)} (highest first)"),
     ] = None,
     intervals: Annotated[
         bool, typer.Option("--ci/--no-ci", help="Show bootstrap intervals (md, tex)")
@@ -158,14 +171,14 @@ def leaderboard(
     """Print the paper's Table 2 for RESULTS... as Markdown, CSV or LaTeX, with bootstrap CIs."""
     from crystalbench.errors import UnknownNameError
     from crystalbench.io import atomic_write_text
-    from crystalbench.report import FORMATS, METRIC_KEYS, leaderboard_rows, load_runs, render
+    from crystalbench.report import FORMATS, METRIC_KEYS, leaderboard_rows, render
 
     if fmt not in FORMATS:
         raise UnknownNameError("leaderboard format", fmt, FORMATS)
     if sort is not None and sort not in METRIC_KEYS:
         raise UnknownNameError("metric", sort, METRIC_KEYS)
     with _printed_warnings():
-        runs = load_runs(results, names=name)
+        runs = _load_selected(results, name)
         rows = leaderboard_rows(
             runs, n_resamples=resamples, confidence=confidence, seed=seed, sort_by=sort
         )
@@ -200,11 +213,15 @@ def compare(
     ] = None,
 ) -> None:
     """Paired bootstrap and permutation tests of B against A on the same items, per source too."""
+    from crystalbench.errors import InputError
     from crystalbench.io import atomic_write_json
-    from crystalbench.report import compare_runs, load_runs
+    from crystalbench.report import compare_runs, load_runs, select_results
 
+    selection = select_results([run_a, run_b], names=name)
+    if selection.skipped:  # a comparison needs both: say which one is not a results folder
+        raise InputError("compare needs two results folders; " + "; ".join(selection.skipped))
     with _printed_warnings():
-        runs = load_runs([run_a, run_b], names=name)
+        runs = load_runs(selection.paths, names=selection.names)
         comparison = compare_runs(
             runs[0],
             runs[1],
@@ -223,20 +240,8 @@ def compare(
 # --------------------------------------------------------------------------- printing
 
 
-_LABELS = {
-    "match_f1": ("Match F1", "f3"),
-    "accuracy": ("Accuracy (%)", "pct"),
-    "precision": ("Precision", "f3"),
-    "recall": ("Recall", "f3"),
-    "lis": ("LIS", "f3"),
-    "ordered_f1": ("Ordered F1", "f3"),
-    "steps": ("Steps", "f2"),
-    "kendall": ("Kendall", "f3"),
-}
-
-
 def _signed(value: float, kind: str) -> str:
-    from crystalbench.report.leaderboard import format_number
+    from crystalbench.metrics import format_value as format_number
 
     text = format_number(abs(value), kind)
     return ("+" if value > 0 else "−" if value < 0 else "±") + text
@@ -249,7 +254,8 @@ def _p(value: float) -> str:
 def _print_comparison(comparison: RunComparison) -> None:
     from rich.table import Table
 
-    from crystalbench.report.leaderboard import format_number
+    from crystalbench.metrics import METRIC
+    from crystalbench.metrics import format_value as format_number
 
     stats = comparison.stats
     level = next(iter(stats.metrics.values())).confidence if stats.metrics else 0.95
@@ -269,7 +275,8 @@ def _print_comparison(comparison: RunComparison) -> None:
     ):
         table.add_column(header, justify="left" if header == "Metric" else "right")
     for metric, test in stats.metrics.items():
-        label, kind = _LABELS.get(metric, (metric, "f3"))
+        declared = METRIC.get(metric)
+        label, kind = (declared.header, declared.number_format) if declared else (metric, "f3")
         significant = test.low > 0 or test.high < 0
         style = ("green" if test.delta > 0 else "red") if significant else ""
         delta = _signed(test.delta, kind)

@@ -100,8 +100,8 @@ def serve_rewards(
     (verl, EasyR1). Concurrent batches are coalesced into one encoder pass. Listens on
     loopback unless --host says otherwise; give a --token when it does.
     """
+    from crystalbench.compat.matching import match_rules
     from crystalbench.encoders import default_cache_dir
-    from crystalbench.matching import MatchRules
     from crystalbench.rewards.encoder_loading import load_reward_encoder
     from crystalbench.rewards.scorer import RewardScorer
     from crystalbench.rewards.server import RewardServer, ServerLimits, configure_logging
@@ -111,7 +111,7 @@ def serve_rewards(
         from crystalbench.errors import UnknownNameError
 
         raise UnknownNameError("reward kind", kind, REWARD_KINDS)
-    MatchRules.for_compat(compat)  # unknown modes fail now, not in the worker
+    match_rules(compat)  # unknown modes fail now, not in the worker
     rules = FormatRules(allow_think=allow_think, max_chars=max_chars, max_steps=max_steps)
     limits = ServerLimits(
         max_body_bytes=int(max_body_mb * 1024 * 1024),

@@ -10,6 +10,7 @@ import typer
 from crystalbench.cli.common import (
     breakdown_table,
     console,
+    counts_line,
     handle_errors,
     leaderboard_table,
     progress_hook,
@@ -58,7 +59,10 @@ def score(
     ] = None,
     compat: Annotated[
         str | None,
-        typer.Option(help="none or crystal-metrics-0.2 (strict >, its tie order) [default: none]"),
+        typer.Option(
+            help="none or crystal-metrics-0.2 (strict >, its tie order, blank steps kept) "
+            "[default: none]"
+        ),
     ] = None,
     answer_rules: Annotated[
         str | None,
@@ -122,37 +126,26 @@ def score(
     ] = None,
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json."""
-    from crystalbench.config import JudgeConfig, ScoreConfig, load_config
     from crystalbench.data import load_benchmark
-    from crystalbench.errors import InputError
     from crystalbench.predictions import load_predictions
     from crystalbench.scoring import evaluate
 
-    base: ScoreConfig = load_config(config_file) if config_file else ScoreConfig()
-    overrides: dict[str, Any] = {
-        key: value
-        for key, value in {
-            "encoder": encoder,
-            "threshold": threshold,
-            "alpha": alpha,
-            "order_metric": order,
-            "compat": compat,
-            "answer_rules": answer_rules,
-            "lenient": lenient,
-            "cache_dir": str(cache_dir) if cache_dir else None,
-            "device": device,
-        }.items()
-        if value is not None
-    }
-    if no_cache:
-        overrides["use_cache"] = False
-    if sources:
-        overrides["sources"] = [s.strip() for s in sources.split(",") if s.strip()]
-    if judge_url or judge_model:
-        if not (judge_url and judge_model):
-            raise InputError("--judge-url and --judge-model go together", field="judge")
-        overrides["judge"] = JudgeConfig(url=judge_url, model=judge_model)
-    config = validated_config(base, overrides)
+    config = score_config(
+        config_file,
+        encoder=encoder,
+        threshold=threshold,
+        alpha=alpha,
+        order_metric=order,
+        compat=compat,
+        answer_rules=answer_rules,
+        lenient=lenient,
+        cache_dir=str(cache_dir) if cache_dir else None,
+        device=device,
+        use_cache=False if no_cache else None,
+        sources=sources,
+        judge_url=judge_url,
+        judge_model=judge_model,
+    )
     speed = {
         "backend": backend,
         "workers": workers,
@@ -189,16 +182,43 @@ def score(
     console.print(breakdown_table(run.summary, "by_difficulty", "By difficulty"))
     s = run.summary
     skipped = s.n_invalid_records + s.n_unknown_ids
-    console.print(
-        f"items {s.n_items} | scored {s.n_scored} | missing {s.n_missing} | parse failed "
-        f"{s.n_parse_failed} | judge unscored {s.n_judge_unscored}"
-        + (f" | skipped records {skipped}" if skipped else "")
-    )
+    console.print(counts_line(s) + (f" | skipped records {skipped}" if skipped else ""))
     console.print(
         f"encoder {config.encoder} ({run.encode_stats.encoded} encoded, "
         f"{run.encode_stats.cache_hits} from cache) | wrote {out}/examples.jsonl, "
         f"{out}/summary.json"
     )
+
+
+def score_config(
+    config_file: Path | None = None,
+    *,
+    sources: str | None = None,
+    judge_url: str | None = None,
+    judge_model: str | None = None,
+    **options: Any,
+) -> Any:
+    """The ``ScoreConfig`` of one ``crystal score`` call: ``--config`` file, then the flags.
+
+    Options left ``None`` (not given) keep the file's value or the default, so a flag
+    always wins over the file. ``options`` are ``ScoreConfig`` fields (``encoder``,
+    ``threshold``, ``compat``, ``use_cache``...); ``sources`` is the comma-separated flag.
+
+    Raises:
+        InputError: A bad file, value or name (naming the field), or a judge half given.
+    """
+    from crystalbench.config import JudgeConfig, ScoreConfig, load_config
+    from crystalbench.errors import InputError
+
+    base: ScoreConfig = load_config(config_file) if config_file else ScoreConfig()
+    overrides: dict[str, Any] = {key: value for key, value in options.items() if value is not None}
+    if sources:
+        overrides["sources"] = [s.strip() for s in sources.split(",") if s.strip()]
+    if judge_url or judge_model:
+        if not (judge_url and judge_model):
+            raise InputError("--judge-url and --judge-model go together", field="judge")
+        overrides["judge"] = JudgeConfig(url=judge_url, model=judge_model)
+    return validated_config(base, overrides)
 
 
 def validated_config(base: Any, overrides: dict[str, Any]) -> Any:

@@ -1,7 +1,10 @@
 """Reports on results folders: the diagnostic HTML page, leaderboards and run comparisons.
 
-Rendering only: the statistics come from :mod:`crystalbench.stats`, the per-item
-numbers from ``examples.jsonl`` and ``summary.json`` as scoring wrote them.
+The per-item numbers come from ``examples.jsonl`` and ``summary.json`` as scoring wrote
+them (:mod:`~crystalbench.report.loading`); what each metric is, from
+:mod:`crystalbench.metrics`; the statistics from :mod:`crystalbench.stats`, through
+:mod:`~crystalbench.report.analysis` for the report's breakdowns and plots. The renderers
+compute nothing new.
 
 - :func:`build_report` writes one self-contained HTML file (``crystal report``);
 - :func:`leaderboard_rows` + :func:`render_markdown` / :func:`render_csv` /
@@ -29,9 +32,11 @@ from crystalbench.report.loading import (
     Alignment,
     ReportWarning,
     RunData,
+    Selection,
     align_runs,
     load_run,
     load_runs,
+    select_results,
 )
 
 __all__ = [
@@ -43,6 +48,7 @@ __all__ = [
     "ReportWarning",
     "RunComparison",
     "RunData",
+    "Selection",
     "align_runs",
     "build_report",
     "compare_runs",
@@ -54,5 +60,6 @@ __all__ = [
     "render_csv",
     "render_latex",
     "render_markdown",
+    "select_results",
     "thumbnail",
 ]

@@ -1,12 +1,14 @@
-"""The self-contained diagnostic HTML report.
+"""The self-contained diagnostic HTML report: rendering only.
 
-:func:`build_report` reads results folders, computes intervals, comparisons, breakdowns
-and the numbers behind the plots (through :mod:`crystalbench.stats`), and writes ONE
-HTML file: styles, scripts and the chart code are inlined from ``report/assets/``; the
-data travel as JSON in a ``<script type="application/json">`` block; per-item images
-(only with a benchmark) travel as base64 thumbnails in ``<script type="text/plain">``
-blocks that the page decodes only when an item is opened. Nothing is fetched from the
-network when the page is viewed.
+:func:`build_report` reads results folders, takes the leaderboard rows
+(:mod:`crystalbench.report.leaderboard`), the paired comparisons
+(:mod:`crystalbench.report.comparison`) and the breakdowns, failure lists and plot numbers
+(:mod:`crystalbench.report.analysis`), and writes ONE HTML file; this module computes no
+statistic of its own. Styles, scripts and the chart code are inlined from
+``report/assets/``; the data travel as JSON in a ``<script type="application/json">``
+block; per-item images (only with a benchmark) travel as base64 thumbnails in
+``<script type="text/plain">`` blocks that the page decodes only when an item is opened.
+Nothing is fetched from the network when the page is viewed.
 
 The leaderboard and provenance tables are rendered here as plain HTML (readable with
 scripts off); the page's script makes them sortable and draws everything else on demand.
@@ -19,55 +21,44 @@ import datetime as _dt
 import html
 import io
 import json
+import re
+import warnings
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from crystalbench._version import __version__
-from crystalbench.errors import InputError
+from crystalbench.defaults import ENCODER
+from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.io import atomic_write_text
-from crystalbench.report.comparison import COMPARED_METRICS, RunComparison, compare_runs
-from crystalbench.report.leaderboard import (
-    METRIC_KEYS,
-    TABLE2,
-    LeaderboardRow,
-    format_number,
-    leaderboard_rows,
+from crystalbench.metrics import COUNTS, LEADERBOARD, LEADERBOARD_KEYS, METRICS, TABLE_COUNTS
+from crystalbench.metrics import format_value as format_number
+from crystalbench.report.analysis import (
+    LIS_EDGES,
+    SOUND_REASONING_F1,
+    STEP_LABELS,
+    WEAK_REASONING_F1,
+    GroupStats,
+    distributions,
+    failure_lists,
+    group_breakdown,
+    quadrants,
+    reference_length_bins,
+    reference_steps_histogram,
 )
-from crystalbench.report.loading import RunData, load_runs, warn
+from crystalbench.report.comparison import COMPARED_METRICS, RunComparison, compare_runs
+from crystalbench.report.leaderboard import LeaderboardRow, leaderboard_rows
+from crystalbench.report.loading import ReportWarning, RunData, load_runs, warn
 from crystalbench.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    binned_means,
-    bootstrap_cis,
-    histogram_shares,
-    length_bins,
 )
-from crystalbench.types import PARSE_FAILED_STATUSES
-
-WEAK_REASONING_F1 = 0.3
-""""Right answer, weak reasoning": a correct answer with Match F1 below this."""
-
-SOUND_REASONING_F1 = 0.7
-""""Sound reasoning, wrong answer": a wrong answer with Match F1 at or above this."""
 
 IMAGE_MAX_SIDE = 384
 """Longest side of embedded thumbnails, in pixels."""
-
-REFERENCE_LENGTH_EDGES: tuple[int, ...] = (1, 6, 9, 12, 16, 21)
-"""Bins of the F1-by-reference-length plot: 1-5, 6-8, 9-11, 12-15, 16-20, 21+ steps
-(CRYSTAL chains run from 3 to 42 steps, mean 11.6)."""
-
-LIS_EDGES: tuple[float, ...] = tuple(round(0.1 * i, 1) for i in range(11))
-"""Bins of the LIS-ratio histogram (0.0-0.1, ..., 0.9-1.0)."""
-
-MAX_STEP_BIN = 30
-"""Predicted-steps histogram: one bin per count 0..29, then 30+."""
 
 PALETTE: tuple[str, ...] = (
     "#0072B2",
@@ -101,125 +92,52 @@ def _interval_json(interval: Any) -> list[float | None]:
 # --------------------------------------------------------------------------- per-run data
 
 
-def _group_breakdown(
-    run: RunData, attribute: str, *, n_resamples: int, confidence: float, seed: int
-) -> dict[str, Any]:
-    """Table 2 metrics with intervals for each group (source or difficulty tier)."""
-    labels = run.labels(attribute)
-    if attribute == "difficulty":
-        present = set(labels)
-        order: list[str] = [t for t in ("easy", "medium", "hard") if t in present]
-        order += sorted(present.difference(order))
-    else:
-        order = sorted(set(labels))
-    out: dict[str, Any] = {}
-    all_values = {key: run.values(key) for key in METRIC_KEYS}
-    label_array = np.asarray(labels, dtype=object)
-    for group in order:
-        mask = label_array == group
-        intervals = bootstrap_cis(
-            {key: values[mask] for key, values in all_values.items()},
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-        )
-        positions = np.flatnonzero(mask)
-        out[group] = {
-            "n": int(mask.sum()),
-            "n_missing": sum(1 for p in positions if run.items[p].missing),
-            "n_parse_failed": sum(
-                1 for p in positions if run.items[p].parse_status in PARSE_FAILED_STATUSES
-            ),
-            "metrics": {key: _interval_json(iv) for key, iv in intervals.items()},
-        }
-    return out
-
-
-def _failures(run: RunData, weak_f1: float, sound_f1: float) -> dict[str, list[int]]:
-    """Positions (into the run's items) of each failure list, most telling first."""
-    items = run.items
-    weak = [k for k, it in enumerate(items) if it.answer_correct is True and it.f1 < weak_f1]
-    sound = [
-        k
-        for k, it in enumerate(items)
-        if it.answer_correct is False and not it.missing and it.f1 >= sound_f1
-    ]
-    weak.sort(key=lambda k: (items[k].f1, items[k].id))
-    sound.sort(key=lambda k: (-items[k].f1, items[k].id))
+def _group_json(groups: dict[str, GroupStats]) -> dict[str, Any]:
     return {
-        "weak_reasoning": weak,
-        "sound_wrong": sound,
-        "parse_failed": [
-            k for k, it in enumerate(items) if it.parse_status in PARSE_FAILED_STATUSES
-        ],
-        "missing": [k for k, it in enumerate(items) if it.missing],
-        "out_of_order": sorted(
-            (k for k, it in enumerate(items) if it.out_of_order),
-            key=lambda k: (items[k].lis, items[k].id),
-        ),
+        group: {
+            "n": stats.n,
+            "n_missing": stats.n_missing,
+            "n_parse_failed": stats.n_parse_failed,
+            "n_no_steps": stats.n_no_steps,
+            "metrics": {key: _interval_json(iv) for key, iv in stats.metrics.items()},
+        }
+        for group, stats in groups.items()
     }
 
 
-def _quadrants(run: RunData, weak_f1: float, sound_f1: float) -> dict[str, int]:
-    """Answer correctness against reasoning quality, counted."""
-    counts = {
-        "right_sound": 0,
-        "right_middle": 0,
-        "right_weak": 0,
-        "wrong_sound": 0,
-        "wrong_middle": 0,
-        "wrong_weak": 0,
-        "unscored": 0,
-    }
-    for it in run.items:
-        if it.answer_correct is None and not it.missing:
-            counts["unscored"] += 1
-            continue
-        answer = "right" if it.answer_correct is True else "wrong"
-        band = "sound" if it.f1 >= sound_f1 else "weak" if it.f1 < weak_f1 else "middle"
-        counts[f"{answer}_{band}"] += 1
-    return counts
+_ITEM_COLUMNS: tuple[str, ...] = (
+    "status",
+    "rule",
+    "atype",
+    "pa",
+    "miss",
+    "blank",
+    "steps",
+    "matches",
+    "ooo",
+)
+"""Per-item columns of the page's data besides the metrics (``pos`` comes first)."""
 
 
 def _run_items(
     run: RunData, global_index: dict[str, int], canonical_refs: list[list[str] | None]
 ) -> dict[str, Any]:
-    """The run's per-item values as columns (compact JSON)."""
-    columns: dict[str, list[Any]] = {
-        key: []
-        for key in (
-            "pos",
-            "f1",
-            "p",
-            "r",
-            "lis",
-            "kt",
-            "of1",
-            "m",
-            "ok",
-            "status",
-            "rule",
-            "atype",
-            "pa",
-            "miss",
-            "blank",
-            "steps",
-            "matches",
-            "ooo",
-        )
-    }
+    """The run's per-item values as columns (compact JSON), metrics named by
+    :attr:`crystalbench.metrics.Metric.report_column`."""
+    metric_columns = [(m.report_column, m.item_field, m.average == "share_true") for m in METRICS]
+    columns: dict[str, list[Any]] = {"pos": []}
+    columns.update({column: [] for column, _, _ in metric_columns})
+    columns.update({column: [] for column in _ITEM_COLUMNS})
     ref_override: dict[str, list[str]] = {}
     for k, it in enumerate(run.items):
         g = global_index[it.id]
         columns["pos"].append(g)
-        columns["f1"].append(_round(it.f1))
-        columns["p"].append(_round(it.precision))
-        columns["r"].append(_round(it.recall))
-        columns["lis"].append(_round(it.lis))
-        columns["kt"].append(_round(it.kendall))
-        columns["of1"].append(_round(it.ordered_f1))
-        columns["m"].append(it.n_pred)
-        columns["ok"].append(None if it.answer_correct is None else int(it.answer_correct))
+        for column, field, share_true in metric_columns:
+            value = getattr(it, field)
+            if share_true:  # the answer: 1, 0, or None when unscored
+                columns[column].append(None if value is None else int(value))
+            else:  # rates rounded, step counts as they are
+                columns[column].append(_round(value) if isinstance(value, float) else value)
         columns["status"].append(it.parse_status)
         columns["rule"].append(it.answer_rule)
         columns["atype"].append(it.answer_type)
@@ -243,44 +161,27 @@ def _run_items(
 def _charts(
     runs: Sequence[RunData], rows: Sequence[LeaderboardRow], breakdowns: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
-    bins = length_bins(list(REFERENCE_LENGTH_EDGES))
-    step_edges = [float(i) for i in range(MAX_STEP_BIN + 1)] + [float(10**9)]
-    step_labels = [str(i) for i in range(MAX_STEP_BIN)] + [f"{MAX_STEP_BIN}+"]
     by_length = []
     lis_hist = []
     steps_hist = []
     for run in runs:
-        f1 = run.values("match_f1")
-        n_ref = np.array([it.n_ref for it in run.items], dtype=np.float64)
+        shown = distributions(run)
         by_length.append(
-            [
-                {"n": b.n, "mean": _round(b.mean), "sem": _round(b.sem)}
-                for b in binned_means(n_ref, f1, bins)
-            ]
+            [{"n": b.n, "mean": _round(b.mean), "sem": _round(b.sem)} for b in shown.f1_by_length]
         )
-        ordered = np.array([it.lis for it in run.items if len(it.matches) >= 2], dtype=np.float64)
-        lis_hist.append(
-            {
-                "n": int(ordered.size),
-                "shares": [_round(s) for s in histogram_shares(ordered, LIS_EDGES)],
-            }
-        )
-        m = np.array([it.n_pred for it in run.items], dtype=np.float64)
+        lis_hist.append({"n": shown.lis.n, "shares": [_round(x) for x in shown.lis.shares]})
         steps_hist.append(
             {
-                "n": int(m.size),
-                "mean": _round(float(m.mean())) if m.size else None,
-                "shares": [_round(s) for s in histogram_shares(m, step_edges)],
+                "n": shown.steps.n,
+                "mean": _round(shown.steps.mean),
+                "shares": [_round(x) for x in shown.steps.shares],
             }
         )
-    # Reference lengths from the first run that holds each item (they are the benchmark's).
-    seen: dict[str, int] = {}
-    for run in runs:
-        for it in run.items:
-            seen.setdefault(it.id, it.n_ref)
-    ref_lengths = np.array(list(seen.values()), dtype=np.float64)
+    refs = reference_steps_histogram(runs)
     return {
-        "points": [{key: _interval_json(row.metrics[key]) for key in METRIC_KEYS} for row in rows],
+        "points": [
+            {key: _interval_json(row.metrics[key]) for key in LEADERBOARD_KEYS} for row in rows
+        ],
         "source_points": [
             {
                 group: {
@@ -294,16 +195,16 @@ def _charts(
             }
             for breakdown in breakdowns
         ],
-        "length_labels": [label for _, _, label in bins],
+        "length_labels": [label for _, _, label in reference_length_bins()],
         "f1_by_length": by_length,
         "lis_edges": list(LIS_EDGES),
         "lis_hist": lis_hist,
-        "step_labels": step_labels,
+        "step_labels": list(STEP_LABELS),
         "steps_hist": steps_hist,
         "ref_steps_hist": {
-            "n": int(ref_lengths.size),
-            "mean": _round(float(ref_lengths.mean())) if ref_lengths.size else None,
-            "shares": [_round(s) for s in histogram_shares(ref_lengths, step_edges)],
+            "n": refs.n,
+            "mean": _round(refs.mean),
+            "shares": [_round(x) for x in refs.shares],
         },
     }
 
@@ -428,18 +329,17 @@ def _benchmark_items(
 
 def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> str:
     head = ['<th scope="col" data-key="name" data-type="text">Model</th>']
-    for key, title, _, higher in TABLE2:
-        hint = "higher is better" if higher else "mean predicted steps per item"
+    for column in LEADERBOARD:
+        hint = "higher is better" if column.higher_is_better else column.description
         head.append(
-            f'<th scope="col" data-key="{key}" data-type="num" title="{hint}">'
-            f"{html.escape(title)}</th>"
+            f'<th scope="col" data-key="{column.key}" data-type="num" title="{html.escape(hint)}">'
+            f"{html.escape(column.header)}</th>"
         )
-    for key, title in (
-        ("n_items", "Items"),
-        ("n_missing", "Missing"),
-        ("n_parse_failed", "Parse fail"),
-    ):
-        head.append(f'<th scope="col" data-key="{key}" data-type="num">{title}</th>')
+    for count in TABLE_COUNTS:
+        head.append(
+            f'<th scope="col" data-key="{count.key}" data-type="num" '
+            f'title="{html.escape(count.description)}">{html.escape(count.header)}</th>'
+        )
     body = []
     for index, row in enumerate(rows):
         cells = [
@@ -447,15 +347,17 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
             f'<span class="swatch" style="background:{colors[index]}"></span>'
             f"{html.escape(row.name)}</th>"
         ]
-        for key, _, kind, _ in TABLE2:
-            interval = row.metrics[key]
+        for column in LEADERBOARD:
+            interval = row.metrics[column.key]
+            kind = column.number_format
             ci = f"{format_number(interval.low, kind)}–{format_number(interval.high, kind)}"
             cells.append(
                 f'<td data-value="{interval.estimate!r}">'
                 f'<span class="v">{format_number(interval.estimate, kind)}</span>'
                 f'<span class="ci">{ci}</span></td>'
             )
-        for value in (row.n_items, row.n_missing, row.n_parse_failed):
+        for count in TABLE_COUNTS:
+            value = getattr(row, count.key)
             cells.append(f'<td data-value="{value}">{value}</td>')
         body.append(f'<tr data-run="{index}">' + "".join(cells) + "</tr>")
     return (
@@ -530,9 +432,9 @@ def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
                 f"({', '.join(sorted(values))}); their numbers are not directly comparable."
             )
     encoder = runs[0].config.get("encoder") if runs else None
-    if encoder and encoder != "all-distilroberta-v1":
+    if encoder and encoder != ENCODER:
         out.append(
-            f"Encoder {encoder!r} differs from the paper's all-distilroberta-v1: numbers "
+            f"Encoder {encoder!r} differs from the paper's {ENCODER}: numbers "
             "are not comparable with the paper's tables."
         )
     return out
@@ -586,10 +488,6 @@ def build_report(
     Raises:
         InputError: A folder is malformed, or ``baseline`` names no run.
     """
-    import warnings
-
-    from crystalbench.report.loading import ReportWarning
-
     collected: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ReportWarning)
@@ -633,18 +531,8 @@ def build_report(
             on_warning(message)
     page = _render_page(data, images, rows, runs)
     out = Path(out_path)
-    atomic_write_text(out, page)
-    _make_readable(out)
+    atomic_write_text(out, page)  # with the user's umask, as any file they create
     return out
-
-
-def _make_readable(path: Path) -> None:
-    """Give the report the usual permissions (temporary files are created owner-only)."""
-    import os
-
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
 
 
 def _baseline_index(runs: Sequence[RunData], baseline: int | str | None) -> int:
@@ -660,8 +548,6 @@ def _baseline_index(runs: Sequence[RunData], baseline: int | str | None) -> int:
     for index, run in enumerate(runs):
         if baseline in (run.name, str(run.path), run.path.name):
             return index
-    from crystalbench.errors import UnknownNameError
-
     raise UnknownNameError("baseline run", str(baseline), [run.name for run in runs])
 
 
@@ -702,11 +588,15 @@ def _payload(
     run_payloads = []
     for index, (run, row) in enumerate(zip(runs, rows, strict=True)):
         breakdown = {
-            "by_source": _group_breakdown(
-                run, "source", n_resamples=n_resamples, confidence=confidence, seed=seed
+            "by_source": _group_json(
+                group_breakdown(
+                    run, "source", n_resamples=n_resamples, confidence=confidence, seed=seed
+                )
             ),
-            "by_difficulty": _group_breakdown(
-                run, "difficulty", n_resamples=n_resamples, confidence=confidence, seed=seed
+            "by_difficulty": _group_json(
+                group_breakdown(
+                    run, "difficulty", n_resamples=n_resamples, confidence=confidence, seed=seed
+                )
             ),
         }
         breakdowns.append(breakdown)
@@ -715,20 +605,16 @@ def _payload(
                 "name": run.name,
                 "color": colors[index],
                 "provenance": run.provenance(),
-                "leaderboard": {key: _interval_json(row.metrics[key]) for key in METRIC_KEYS},
+                "leaderboard": {key: _interval_json(row.metrics[key]) for key in LEADERBOARD_KEYS},
                 "counts": {
-                    "n_items": row.n_items,
-                    "n_scored": row.n_scored,
-                    "n_missing": row.n_missing,
-                    "n_parse_failed": row.n_parse_failed,
-                    "n_judge_unscored": row.n_judge_unscored,
+                    **{count.key: getattr(row, count.key) for count in COUNTS},
                     "n_unknown_ids": run.summary.n_unknown_ids,
                     "n_invalid_records": run.summary.n_invalid_records,
                 },
                 "problems": run.summary.problems[:20],
                 **breakdown,
-                "quadrants": _quadrants(run, weak_f1, sound_f1),
-                "failures": _failures(run, weak_f1, sound_f1),
+                "quadrants": quadrants(run, weak_f1, sound_f1),
+                "failures": failure_lists(run, weak_f1, sound_f1),
                 "items": _run_items(run, global_index, canonical),
             }
         )
@@ -768,7 +654,8 @@ def _payload(
             "image_note": image_note,
             "warnings": _settings_warnings(runs),
         },
-        "metrics": [list(column) for column in TABLE2],
+        "metrics": [_metric_json(m) for m in LEADERBOARD],
+        "other_metrics": [_metric_json(m) for m in METRICS if not m.leaderboard],
         "compared_metrics": list(COMPARED_METRICS),
         "runs": run_payloads,
         "items": {
@@ -785,6 +672,11 @@ def _payload(
         "comparisons": comparisons,
     }
     return data, images, rows
+
+
+def _metric_json(column: Any) -> list[Any]:
+    """``[key, header, format, higher-is-better]`` as the page's script reads a metric."""
+    return [column.key, column.header, column.number_format, bool(column.higher_is_better)]
 
 
 def _default_title(runs: Sequence[RunData]) -> str:
@@ -806,7 +698,7 @@ def _render_page(
         for g, (mime, b64) in sorted(images.items())
     )
     meta = data["meta"]
-    first = rows[0].metrics[METRIC_KEYS[0]] if rows else None
+    first = rows[0].metrics[LEADERBOARD_KEYS[0]] if rows else None
     ci_note = (
         f"{100 * meta['confidence']:g}% percentile bootstrap intervals over items, "
         f"{first.n_resamples if first else 0} resamples, seed {meta['seed']}."
@@ -825,7 +717,5 @@ def _render_page(
         "{{IMAGES}}": image_blocks,
     }
     # Substitute in one pass so that no inserted text is ever scanned for placeholders.
-    import re
-
     pattern = re.compile("|".join(re.escape(key) for key in replacements))
     return pattern.sub(lambda match: replacements[match.group(0)], template)

@@ -12,6 +12,15 @@ import csv
 import io
 from collections.abc import Sequence
 
+from crystalbench.errors import UnknownNameError
+from crystalbench.metrics import (
+    COUNTS,
+    LEADERBOARD,
+    LEADERBOARD_KEYS,
+    PAPER_TABLE_COUNTS,
+    Metric,
+    format_value,
+)
 from crystalbench.report.loading import RunData
 from crystalbench.stats import (
     DEFAULT_CONFIDENCE,
@@ -22,22 +31,20 @@ from crystalbench.stats import (
 )
 from crystalbench.types import Record
 
-TABLE2: tuple[tuple[str, str, str, bool], ...] = (
-    ("accuracy", "Accuracy (%)", "pct", True),
-    ("match_f1", "Match F1", "f3", True),
-    ("precision", "Precision", "f3", True),
-    ("recall", "Recall", "f3", True),
-    ("steps", "Steps", "f2", False),
-    ("lis", "LIS", "f3", True),
-    ("ordered_f1", "Ordered F1", "f3", True),
-)
-"""The paper's Table 2 columns: metric key, header, number format, higher-is-better.
+TABLE2: tuple[Metric, ...] = LEADERBOARD
+"""The paper's Table 2 columns (:data:`crystalbench.metrics.LEADERBOARD`).
 
 ``Steps`` (mean predicted steps) has no better direction, so it is never bolded.
 """
 
-METRIC_KEYS: tuple[str, ...] = tuple(key for key, *_ in TABLE2)
+METRIC_KEYS: tuple[str, ...] = LEADERBOARD_KEYS
+"""Keys of the Table 2 columns (what ``--sort`` accepts)."""
+
 FORMATS: tuple[str, ...] = ("md", "csv", "tex")
+"""Output formats of :func:`render`."""
+
+format_number = format_value
+"""Format one metric value as in the paper (see :func:`crystalbench.metrics.format_value`)."""
 
 
 class LeaderboardRow(Record):
@@ -52,7 +59,9 @@ class LeaderboardRow(Record):
     n_items: int
     """Items in the run."""
     n_scored: int
-    """Items with a prediction that parsed into steps or an answer."""
+    """Items whose prediction parsed into at least one step."""
+    n_no_steps: int = 0
+    """Items whose prediction parsed but gave no step (an answer alone)."""
     n_missing: int
     """Items with no prediction."""
     n_parse_failed: int
@@ -93,17 +102,20 @@ def leaderboard_rows(
             confidence=confidence,
             seed=seed,
         )
-        summary = run.summary
+        missing = sum(1 for item in run.items if item.missing)
+        failed = sum(1 for item in run.items if item.parse_failed)
+        no_steps = sum(1 for item in run.items if item.no_steps)
         rows.append(
             LeaderboardRow(
                 name=run.name,
                 results_dir=str(run.path),
                 metrics=intervals,
                 n_items=len(run.items),
-                n_scored=summary.n_scored,
-                n_missing=sum(1 for item in run.items if item.missing),
-                n_parse_failed=summary.n_parse_failed,
-                n_judge_unscored=summary.n_judge_unscored,
+                n_scored=len(run.items) - missing - failed - no_steps,
+                n_no_steps=no_steps,
+                n_missing=missing,
+                n_parse_failed=failed,
+                n_judge_unscored=run.summary.n_judge_unscored,
             )
         )
     if sort_by is not None:
@@ -111,31 +123,19 @@ def leaderboard_rows(
     return rows
 
 
-def format_number(value: float, kind: str) -> str:
-    """Format one metric value as in the paper (accuracy in percent).
-
-    Examples:
-        >>> format_number(0.5799, "pct"), format_number(0.61234, "f3"), format_number(5.291, "f2")
-        ('57.99', '0.612', '5.29')
-    """
-    if kind == "pct":
-        return f"{100 * value:.2f}"
-    if kind == "f2":
-        return f"{value:.2f}"
-    return f"{value:.3f}"
-
-
 def _best(rows: Sequence[LeaderboardRow]) -> dict[str, set[int]]:
     """Row indices holding the best (rounded) value of each higher-is-better column."""
     best: dict[str, set[int]] = {}
     if len(rows) < 2:
         return best
-    for key, _, kind, higher in TABLE2:
-        if not higher:
+    for column in TABLE2:
+        if not column.higher_is_better:
             continue
-        shown = [format_number(row.metrics[key].estimate, kind) for row in rows]
+        shown = [
+            format_number(row.metrics[column.key].estimate, column.number_format) for row in rows
+        ]
         top = max(float(s) for s in shown)
-        best[key] = {i for i, s in enumerate(shown) if float(s) == top}
+        best[column.key] = {i for i, s in enumerate(shown) if float(s) == top}
     return best
 
 
@@ -151,30 +151,34 @@ def render_markdown(
     Examples:
         >>> from crystalbench.stats import Interval
         >>> ci = {k: Interval(estimate=0.5, low=0.4, high=0.6) for k in METRIC_KEYS}
-        >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=2, n_scored=2,
-        ...                      n_missing=0, n_parse_failed=0, n_judge_unscored=0)
+        >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=3, n_scored=2,
+        ...                      n_no_steps=1, n_missing=0, n_parse_failed=0, n_judge_unscored=0)
         >>> print(render_markdown([row], intervals=False), end="")
-        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items |
-        |:--|--:|--:|--:|--:|--:|--:|--:|--:|
-        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 2 |
-    """
+        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items | No steps |
+        |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|
+        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 3 | 1 |
+    """  # noqa: E501
     best = _best(rows) if bold_best else {}
-    header = ["Model", *(title for _, title, _, _ in TABLE2), "Items"]
+    header = [
+        "Model",
+        *(column.header for column in TABLE2),
+        *(count.header for count in PAPER_TABLE_COUNTS),
+    ]
     lines = [
         "| " + " | ".join(header) + " |",
         "|:--|" + "--:|" * (len(header) - 1),
     ]
     for index, row in enumerate(rows):
         cells = [_md_escape(row.name)]
-        for key, _, kind, _ in TABLE2:
-            interval = row.metrics[key]
-            text = format_number(interval.estimate, kind)
-            if index in best.get(key, set()):
+        for column in TABLE2:
+            interval = row.metrics[column.key]
+            text = format_number(interval.estimate, column.number_format)
+            if index in best.get(column.key, set()):
                 text = f"**{text}**"
             if intervals:
-                text += f" {_interval_text(interval, kind)}"
+                text += f" {_interval_text(interval, column.number_format)}"
             cells.append(text)
-        cells.append(str(row.n_items))
+        cells += _count_cells(row)
         lines.append("| " + " | ".join(cells) + " |")
     if intervals and rows:
         first = next(iter(rows[0].metrics.values()))
@@ -184,6 +188,10 @@ def render_markdown(
             f"({first.n_resamples or 'no'} resamples). Accuracy in percent."
         )
     return "\n".join(lines) + "\n"
+
+
+def _count_cells(row: LeaderboardRow) -> list[str]:
+    return [str(getattr(row, count.key)) for count in PAPER_TABLE_COUNTS]
 
 
 def _md_escape(text: str) -> str:
@@ -199,7 +207,7 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
         >>> from crystalbench.stats import Interval
         >>> ci = {k: Interval(estimate=0.25, low=0.0, high=0.5) for k in METRIC_KEYS}
         >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=4, n_scored=4,
-        ...                      n_missing=0, n_parse_failed=0, n_judge_unscored=0)
+        ...                      n_no_steps=0, n_missing=0, n_parse_failed=0, n_judge_unscored=0)
         >>> render_csv([row]).splitlines()[1][:30]
         'm,0.25,0.0,0.5,0.25,0.0,0.5,0.'
     """
@@ -209,11 +217,7 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
     for key in METRIC_KEYS:
         header += [key, f"{key}_low", f"{key}_high"]
     header += [
-        "n_items",
-        "n_scored",
-        "n_missing",
-        "n_parse_failed",
-        "n_judge_unscored",
+        *(count.key for count in COUNTS),
         "confidence",
         "n_resamples",
         "results_dir",
@@ -226,11 +230,7 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
             values += [repr(interval.estimate), repr(interval.low), repr(interval.high)]
         first = row.metrics[METRIC_KEYS[0]]
         values += [
-            row.n_items,
-            row.n_scored,
-            row.n_missing,
-            row.n_parse_failed,
-            row.n_judge_unscored,
+            *(getattr(row, count.key) for count in COUNTS),
             first.confidence,
             first.n_resamples,
             row.results_dir,
@@ -284,8 +284,14 @@ def render_latex(
                 f"CRYSTAL results with {100 * first.confidence:g}\\% percentile bootstrap "
                 f"intervals over items ({first.n_resamples} resamples)."
             )
-    columns = "l" + "r" * len(TABLE2)
-    header = " & ".join(["Model", *(latex_escape(title) for _, title, _, _ in TABLE2)])
+    columns = "l" + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS))
+    header = " & ".join(
+        [
+            "Model",
+            *(latex_escape(c.header) for c in TABLE2),
+            *(latex_escape(c.header) for c in PAPER_TABLE_COUNTS),
+        ]
+    )
     lines = [
         "% requires \\usepackage{booktabs}",
         "\\begin{table}[t]",
@@ -298,14 +304,15 @@ def render_latex(
     ]
     for index, row in enumerate(rows):
         cells = [latex_escape(row.name)]
-        for key, _, kind, _ in TABLE2:
-            interval = row.metrics[key]
-            text = format_number(interval.estimate, kind)
-            if index in best.get(key, set()):
+        for column in TABLE2:
+            interval = row.metrics[column.key]
+            text = format_number(interval.estimate, column.number_format)
+            if index in best.get(column.key, set()):
                 text = f"\\textbf{{{text}}}"
             if intervals:
-                text += f" {{\\scriptsize {_interval_text(interval, kind)}}}"
+                text += f" {{\\scriptsize {_interval_text(interval, column.number_format)}}}"
             cells.append(text)
+        cells += _count_cells(row)
         lines.append(" & ".join(cells) + " \\\\")
     lines += [
         "\\bottomrule",
@@ -329,6 +336,4 @@ def render(rows: Sequence[LeaderboardRow], fmt: str, *, intervals: bool = True) 
         return render_csv(rows)
     if fmt == "tex":
         return render_latex(rows, intervals=intervals)
-    from crystalbench.errors import UnknownNameError
-
     raise UnknownNameError("leaderboard format", fmt, FORMATS)

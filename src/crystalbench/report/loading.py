@@ -2,14 +2,15 @@
 
 A results folder is what ``crystal score`` (and ``crystal run`` / ``crystal demo``) write:
 one :class:`~crystalbench.types.ItemResult` per line of ``examples.jsonl`` and one
-:class:`~crystalbench.types.RunSummary` in ``summary.json``. Malformed files raise
-:class:`~crystalbench.errors.InputError` naming the file, line and field; softer problems
-(a summary that disagrees with its items, another schema version) become warnings.
+:class:`~crystalbench.types.RunSummary` in ``summary.json``, written as a pair (see
+:mod:`crystalbench.results`: the loader reads the examples that belong to the summary).
+Malformed files raise :class:`~crystalbench.errors.InputError` naming the file, line and
+field; softer problems (a summary that disagrees with its items, another schema version,
+examples edited since they were written) become warnings.
 """
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,26 +22,14 @@ from pydantic import ValidationError
 
 from crystalbench.defaults import SCHEMA_VERSION
 from crystalbench.errors import InputError
-from crystalbench.io import read_jsonl
-from crystalbench.types import PARSE_FAILED_STATUSES, ItemResult, RunSummary
-
-EXAMPLES_FILE = "examples.jsonl"
-SUMMARY_FILE = "summary.json"
+from crystalbench.io import read_json_file, read_jsonl
+from crystalbench.metrics import METRICS
+from crystalbench.metrics import metric as metric_by_key
+from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE, examples_for
+from crystalbench.types import ItemResult, MetricSummary, RunSummary
 
 MANIFEST_FILES = ("run.json", "manifest.json", "infer.json", "inference.json", "metadata.json")
 """Extra JSON files of a results folder searched for provenance (e.g. the prompt hash)."""
-
-_ITEM_METRICS = {
-    "accuracy": None,  # from answer_correct
-    "match_f1": "f1",
-    "precision": "precision",
-    "recall": "recall",
-    "steps": "n_pred",
-    "lis": "lis",
-    "kendall": "kendall",
-    "ordered_f1": "ordered_f1",
-}
-"""Summary metric -> ItemResult field it macro-averages."""
 
 
 class ReportWarning(UserWarning):
@@ -101,26 +90,23 @@ class RunData:
         """The scoring configuration recorded in ``summary.json``."""
         return self.summary.config
 
-    def values(self, metric: str, positions: Sequence[int] | None = None) -> np.ndarray:
+    def values(self, key: str, positions: Sequence[int] | None = None) -> np.ndarray:
         """Per-item values of a summary metric (``accuracy``, ``match_f1``, ``steps``...).
 
+        Which per-item field a metric reads is :data:`crystalbench.metrics.METRICS`.
         Accuracy is 1 for a correct answer and 0 otherwise (missing, unparseable and
         unscored answers count as wrong, as in the summary).
 
         Args:
-            metric: A summary metric name.
+            key: A summary metric key.
             positions: Item positions to take (default: all, in file order).
 
         Raises:
             KeyError: Unknown metric.
         """
-        if metric not in _ITEM_METRICS:
-            raise KeyError(f"unknown metric {metric!r}; valid: {', '.join(_ITEM_METRICS)}")
+        value = metric_by_key(key).item_value
         items = self.items if positions is None else [self.items[p] for p in positions]
-        attribute = _ITEM_METRICS[metric]
-        if attribute is None:
-            return np.array([1.0 if it.answer_correct is True else 0.0 for it in items])
-        return np.array([float(getattr(it, attribute)) for it in items], dtype=np.float64)
+        return np.array([value(it) for it in items], dtype=np.float64)
 
     def labels(self, attribute: str, positions: Sequence[int] | None = None) -> list[str]:
         """Per-item ``source`` or ``difficulty`` labels."""
@@ -186,29 +172,39 @@ def find_key(value: Any, key: str) -> Any:
     return None
 
 
-def _read_summary(path: Path) -> RunSummary:
+def is_results_folder(path: str | Path) -> bool:
+    """True for a folder holding ``summary.json`` (or the path of one of the two files).
+
+    Examples:
+        >>> is_results_folder("/nonexistent/folder")
+        False
+    """
+    path = Path(path)
+    if path.is_file():
+        return path.name in (EXAMPLES_FILE, SUMMARY_FILE) and (path.parent / SUMMARY_FILE).is_file()
+    return (path / SUMMARY_FILE).is_file()
+
+
+def _read_summary(path: Path) -> tuple[RunSummary, dict[str, Any]]:
+    """``summary.json`` validated, and the raw mapping (to know which fields it recorded)."""
     file = path / SUMMARY_FILE
     if not file.is_file():
         raise InputError(
             f"not a results folder: {SUMMARY_FILE} is missing (run `crystal score` first)",
             path=path,
         )
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON ({exc.msg} at line {exc.lineno})", path=file) from None
+    data = read_json_file(file, whole=False)
     if not isinstance(data, dict):
         raise InputError("expected a JSON object", path=file)
     try:
-        return RunSummary.model_validate(data)
+        return RunSummary.model_validate(data), data
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(part) for part in first.get("loc", ())) or None
         raise InputError(first.get("msg", "invalid value"), path=file, field=loc) from None
 
 
-def _read_items(path: Path) -> list[ItemResult]:
-    file = path / EXAMPLES_FILE
+def _read_items(path: Path, file: Path) -> list[ItemResult]:
     if not file.is_file():
         raise InputError(f"not a results folder: {EXAMPLES_FILE} is missing", path=path)
     items: list[ItemResult] = []
@@ -224,6 +220,37 @@ def _read_items(path: Path) -> list[ItemResult]:
     return items
 
 
+def _with_no_steps_counted(summary: RunSummary, items: Sequence[ItemResult]) -> RunSummary:
+    """A summary written before ``n_no_steps`` existed, with that count taken from its items.
+
+    Those items were part of ``n_scored`` then; they move to ``n_no_steps`` (overall, by
+    source and by difficulty) so that ``n_items = n_scored + n_no_steps + n_missing +
+    n_parse_failed`` holds for old results too. No metric changes.
+    """
+
+    def recount(group: MetricSummary, members: Sequence[ItemResult]) -> MetricSummary:
+        n = sum(1 for it in members if it.no_steps)
+        return group.model_copy(update={"n_no_steps": n, "n_scored": max(group.n_scored - n, 0)})
+
+    by_source = {
+        key: recount(group, [it for it in items if it.source == key])
+        for key, group in summary.by_source.items()
+    }
+    by_difficulty = {
+        key: recount(group, [it for it in items if it.difficulty == key])
+        for key, group in summary.by_difficulty.items()
+    }
+    overall = recount(summary, items)
+    return summary.model_copy(
+        update={
+            "n_no_steps": overall.n_no_steps,
+            "n_scored": overall.n_scored,
+            "by_source": by_source,
+            "by_difficulty": by_difficulty,
+        }
+    )
+
+
 def _read_manifest(path: Path) -> dict[str, Any]:
     manifest: dict[str, Any] = {}
     for name in MANIFEST_FILES:
@@ -231,9 +258,9 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         if not file.is_file():
             continue
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            warn(f"{file}: not valid JSON; ignored for provenance")
+            data = read_json_file(file, whole=False)
+        except InputError as exc:
+            warn(f"{exc}; ignored for provenance")
             continue
         if isinstance(data, dict):
             manifest[name] = data
@@ -258,20 +285,49 @@ def _check_consistency(run: RunData) -> None:
         return
     if n == 0:
         return
-    for metric in ("accuracy", "match_f1", "precision", "recall", "steps", "lis", "ordered_f1"):
-        mean = float(run.values(metric).mean())
-        if abs(mean - float(getattr(summary, metric))) > 1e-6:
+    for declared in METRICS:
+        mean = float(run.values(declared.key).mean())
+        recorded = float(getattr(summary, declared.key))
+        if abs(mean - recorded) > 1e-6:
             warn(
-                f"{where}: summary.json {metric} = {getattr(summary, metric):.6f} but the mean "
+                f"{where}: summary.json {declared.key} = {recorded:.6f} but the mean "
                 f"over examples.jsonl is {mean:.6f}; the report uses examples.jsonl"
             )
     missing = sum(1 for it in run.items if it.missing)
-    failed = sum(1 for it in run.items if it.parse_status in PARSE_FAILED_STATUSES)
-    if missing != summary.n_missing or failed != summary.n_parse_failed:
+    failed = sum(1 for it in run.items if it.parse_failed)
+    no_steps = sum(1 for it in run.items if it.no_steps)
+    if (missing, failed, no_steps) != (
+        summary.n_missing,
+        summary.n_parse_failed,
+        summary.n_no_steps,
+    ):
         warn(
             f"{where}: summary.json counts {summary.n_missing} missing / "
-            f"{summary.n_parse_failed} parse failures; examples.jsonl has {missing} / {failed}"
+            f"{summary.n_parse_failed} parse failures / {summary.n_no_steps} without steps; "
+            f"examples.jsonl has {missing} / {failed} / {no_steps}"
         )
+
+
+def _read_pair(folder: Path) -> tuple[RunSummary, list[ItemResult]]:
+    """The summary and the examples that belong to it (:func:`crystalbench.results.examples_for`).
+
+    A run that commits while the folder is being read changes the summary under the
+    reader: the pair is then read again, once.
+    """
+    for attempt in range(2):
+        summary, raw = _read_summary(folder)
+        found = examples_for(folder, summary)
+        items = _read_items(folder, found.path)
+        if found.problem is not None and attempt == 0:
+            again, _ = _read_summary(folder)
+            if again.run_id != summary.run_id:  # a run committed meanwhile: read its pair
+                continue
+        if found.problem is not None:
+            warn(found.problem)
+        if "n_no_steps" not in raw:
+            summary = _with_no_steps_counted(summary, items)
+        return summary, items
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def load_run(path: str | Path, *, name: str | None = None) -> RunData:
@@ -291,8 +347,7 @@ def load_run(path: str | Path, *, name: str | None = None) -> RunData:
         folder = folder.parent
     if not folder.is_dir():
         raise InputError("results folder not found", path=folder)
-    summary = _read_summary(folder)
-    items = _read_items(folder)
+    summary, items = _read_pair(folder)
     manifest = _read_manifest(folder)
     model = summary.config.get("model")
     display = name or (str(model) if isinstance(model, str) and model.strip() else None)
@@ -325,6 +380,63 @@ def load_runs(paths: Sequence[str | Path], *, names: Sequence[str] | None = None
             seen[base] = seen.get(base, 0) + 1
             run.name = base if seen[base] == 1 else f"{base} #{seen[base]}"
     return runs
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which of the paths a user gave are results folders (see :func:`select_results`).
+
+    Attributes:
+        paths: The results folders, in the order given.
+        names: Their display names (``None`` when none were given).
+        skipped: One line per path left out, saying why.
+    """
+
+    paths: list[Path]
+    names: list[str] | None
+    skipped: list[str]
+
+
+def select_results(paths: Sequence[str | Path], *, names: Sequence[str] | None = None) -> Selection:
+    """Keep the paths that are results folders; say which others were left out, and why.
+
+    A shell glob (``crystal leaderboard crystal-demo/*``) also matches the files beside
+    the results folders (``report.html``); they are skipped with a note rather than
+    failing the command. A folder that holds ``summary.json`` is kept even when it is
+    broken, so that its error is reported by the loader.
+
+    Args:
+        paths: What the user gave.
+        names: One display name per path (those of skipped paths are dropped too).
+
+    Raises:
+        InputError: ``names`` does not have one entry per path, or no path is usable.
+    """
+    if names is not None and len(names) != len(paths):
+        raise InputError(f"{len(names)} names for {len(paths)} results folders", field="name")
+    kept: list[Path] = []
+    kept_names: list[str] = []
+    skipped: list[str] = []
+    for index, given in enumerate(paths):
+        path = Path(given)
+        if is_results_folder(path):
+            kept.append(path)
+            if names is not None:
+                kept_names.append(names[index])
+            continue
+        if not path.exists():
+            why = "no such file or folder"
+        elif path.is_dir():
+            why = f"not a results folder (no {SUMMARY_FILE})"
+        else:
+            why = "a file, not a results folder"
+        skipped.append(f"skipped {path}: {why}")
+    if not kept:
+        raise InputError(
+            "none of the paths given is a results folder (a folder with "
+            f"{EXAMPLES_FILE} and {SUMMARY_FILE} written by `crystal score`): " + "; ".join(skipped)
+        )
+    return Selection(paths=kept, names=kept_names if names is not None else None, skipped=skipped)
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 
 from crystalbench.answers import score_answers
+from crystalbench.compat.matching import match_rules
 from crystalbench.defaults import TAU
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.cache import EmbeddingStore, text_key
 from crystalbench.judges.base import Judge
-from crystalbench.matching import MatchRules
 from crystalbench.rewards.core import (
     FormatCheck,
     GuardedSteps,
@@ -190,7 +190,7 @@ class RewardScorer:
         self.weights = weights or RewardWeights()
         self.tau = tau
         self.compat = compat
-        self.match_rules = MatchRules.for_compat(compat, tau=tau)
+        self.match_rules = match_rules(compat, tau=tau)
         self.format_rules = format_rules or FormatRules()
         self.guards = guards or StepGuards()
         self.judge = judge

@@ -7,8 +7,7 @@
   var NI = ITEMS.id.length;
   var METRICS = D.metrics; // [key, title, kind, higher]
   var METRIC = {};
-  METRICS.forEach(function (m) { METRIC[m[0]] = { title: m[1], kind: m[2], higher: m[3] }; });
-  METRIC.kendall = { title: "Kendall", kind: "f3", higher: true };
+  METRICS.concat(D.other_metrics || []).forEach(function (m) { METRIC[m[0]] = { title: m[1], kind: m[2], higher: m[3] }; });
   var PAGE_ITEMS = 50, PAGE_LIST = 12;
 
   function $(id) { return document.getElementById(id); }
@@ -91,7 +90,7 @@
     RUNS.forEach(function (run) {
       var c = run.counts;
       html += swatch(run.color) + "<b>" + esc(run.name) + "</b>: " + c.n_items + " items, " + c.n_scored + " scored, " +
-        c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
+        (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
         (c.n_unknown_ids ? ", " + c.n_unknown_ids + " unknown ids skipped" : "") +
         (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") + ".<br>";
     });
@@ -196,7 +195,7 @@
       });
       var html = '<table class="data" id="breakdown-table"><thead><tr><th>' + (group === "by_source" ? "Source" : "Difficulty") + "</th><th>Run</th><th>Items</th>";
       METRICS.forEach(function (m) { html += "<th>" + esc(m[1]) + "</th>"; });
-      html += "<th>Missing</th><th>Parse fail</th></tr></thead><tbody>";
+      html += "<th>No steps</th><th>Missing</th><th>Parse fail</th></tr></thead><tbody>";
       cats.forEach(function (g) {
         RUNS.forEach(function (run, r) {
           var b = run[group][g];
@@ -206,7 +205,7 @@
             var v = b.metrics[m[0]];
             html += '<td><span class="v">' + fmtKind(v[0], m[2]) + '</span><span class="ci">' + fmtKind(v[1], m[2]) + "–" + fmtKind(v[2], m[2]) + "</span></td>";
           });
-          html += "<td>" + b.n_missing + "</td><td>" + b.n_parse_failed + "</td></tr>";
+          html += "<td>" + (b.n_no_steps || 0) + "</td><td>" + b.n_missing + "</td><td>" + b.n_parse_failed + "</td></tr>";
         });
       });
       $("bd-table").innerHTML = html + "</tbody></table>";
@@ -302,6 +301,7 @@
     ["weak_reasoning", "Right answer, weak reasoning", function () { return "correct answer, Match F1 < " + META.weak_f1 + " (lowest F1 first)"; }],
     ["sound_wrong", "Sound reasoning, wrong answer", function () { return "Match F1 ≥ " + META.sound_f1 + ", wrong answer (highest F1 first)"; }],
     ["out_of_order", "Steps out of order", function () { return "matched pairs off the longest increasing subsequence (lowest LIS first)"; }],
+    ["no_steps", "Answers without steps", function () { return "output parsed, but gave no reasoning step (an answer alone: step metrics 0)"; }],
     ["parse_failed", "Parse failures", function () { return "output with neither steps nor an answer"; }],
     ["missing", "Missing items", function () { return "no prediction for the item (scored 0)"; }]
   ];

@@ -1,0 +1,66 @@
+"""crystal-metrics 0.2.0's step-matching rules, as data for :mod:`crystalbench.matching`.
+
+``crystal-metrics`` (``reasoning.py``, ``MLLMReasoningEvaluator``) differs from the paper in
+three places that change step numbers:
+
+- it keeps a pair when ``S > tau`` (strict), the paper when ``S >= tau``;
+- it sorts ``(similarity, pred_index, ref_index)`` tuples in reverse, so among equal
+  similarities the higher predicted index wins, then the higher reference index (the paper:
+  the lower ones);
+- it embeds and counts the predicted steps exactly as given: ``""`` and ``"  "`` are steps
+  (they count in ``m`` and lower precision; they are never stripped), where the paper drops
+  blank steps before embedding and counts them in ``n_blank_dropped``.
+
+The maths in :mod:`crystalbench.matching` takes a :class:`~crystalbench.matching.MatchRules`;
+this module says which rules a compat mode means, and which predicted steps it scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crystalbench.defaults import COMPAT_CRYSTAL_METRICS, COMPAT_MODES, TAU
+from crystalbench.errors import UnknownNameError
+from crystalbench.matching import MatchRules
+
+
+def match_rules(compat: str | None, tau: float = TAU) -> MatchRules:
+    """The matching rules of a compat mode (``None`` or ``"none"``: the paper's).
+
+    Raises:
+        UnknownNameError: ``compat`` is not one of ``COMPAT_MODES``.
+
+    Examples:
+        >>> match_rules("crystal-metrics-0.2").strict, match_rules(None).strict
+        (True, False)
+        >>> match_rules("none", tau=0.5)
+        MatchRules(tau=0.5, strict=False, ties_high_first=False)
+    """
+    if compat is None or compat == COMPAT_MODES[0]:
+        return MatchRules(tau=tau)
+    if compat == COMPAT_CRYSTAL_METRICS:
+        return MatchRules(tau=tau, strict=True, ties_high_first=True)
+    raise UnknownNameError("compat mode", str(compat), COMPAT_MODES)
+
+
+def keeps_blank_steps(compat: str | None) -> bool:
+    """True when the mode scores predicted steps as given, blank ones included.
+
+    Examples:
+        >>> keeps_blank_steps("crystal-metrics-0.2"), keeps_blank_steps("none")
+        (True, False)
+    """
+    return compat == COMPAT_CRYSTAL_METRICS
+
+
+def given_steps(steps: Sequence[str]) -> list[str]:
+    """The predicted steps crystal-metrics 0.2.0 scores: the list as given, unchanged.
+
+    Blank and whitespace-only entries stay, and no step is stripped (the package embeds
+    ``predictions[id]["reasoning_steps"]`` directly).
+
+    Examples:
+        >>> given_steps(["Read the axis.", "  ", ""])
+        ['Read the axis.', '  ', '']
+    """
+    return list(steps)

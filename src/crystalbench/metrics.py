@@ -1,0 +1,287 @@
+"""One declaration per CRYSTAL metric and per item count: keys, headers, formats, directions.
+
+Everything that averages, loads, tabulates or plots a metric reads this table: the
+aggregator (:class:`crystalbench.scoring.Aggregator`), the results loader
+(:meth:`crystalbench.report.RunData.values`), the leaderboard (Markdown, CSV, LaTeX), the
+HTML report and the CLI tables. A summary metric is the macro-average over items of one
+per-item field (``match_f1`` averages ``f1``, ``steps`` averages ``n_pred``, ``accuracy`` is
+the share of items whose ``answer_correct`` is true); that mapping lives here and nowhere
+else. The definitions are in ``docs/metrics.md``.
+
+Examples:
+    >>> METRIC["match_f1"].item_field, METRIC["steps"].item_field
+    ('f1', 'n_pred')
+    >>> [m.key for m in LEADERBOARD]
+    ['accuracy', 'match_f1', 'precision', 'recall', 'steps', 'lis', 'ordered_f1']
+    >>> format_value(0.5799, "pct"), format_value(5.291, "f2")
+    ('57.99', '5.29')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+NumberFormat = Literal["pct", "f3", "f2"]
+"""How a value is shown: ``pct`` (a fraction shown in percent, 2 decimals), ``f3``, ``f2``."""
+
+Average = Literal["mean", "share_true"]
+"""How items combine: the mean of a number, or the share of items whose field is ``True``
+(``False`` and ``None``, i.e. wrong, missing and unscored answers, count as 0)."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One summary metric and the per-item field it macro-averages.
+
+    Attributes:
+        key: Name in ``summary.json`` (a :class:`~crystalbench.types.MetricSummary` field),
+            in leaderboards and in comparisons.
+        item_field: The :class:`~crystalbench.types.ItemResult` field it averages.
+        average: ``mean`` or ``share_true``.
+        header: Column header.
+        number_format: How values are printed.
+        higher_is_better: ``True`` / ``False``, or ``None`` when no direction is better
+            (the number of steps): such a column is never bolded.
+        low: Smallest possible value.
+        high: Largest possible value (``None``: unbounded).
+        leaderboard: A column of the paper's Table 2 (leaderboards, CLI tables, report).
+        report_column: Key of the per-item column in the HTML report's embedded data.
+        description: One line for tooltips and docs.
+    """
+
+    key: str
+    item_field: str
+    average: Average
+    header: str
+    number_format: NumberFormat
+    higher_is_better: bool | None
+    low: float
+    high: float | None
+    leaderboard: bool
+    report_column: str
+    description: str
+
+    def item_value(self, item: Any) -> float:
+        """This metric's value for one per-item record (anything with ``item_field``).
+
+        Examples:
+            >>> from types import SimpleNamespace as NS
+            >>> METRIC["accuracy"].item_value(NS(answer_correct=None))
+            0.0
+            >>> METRIC["steps"].item_value(NS(n_pred=4))
+            4.0
+        """
+        value = getattr(item, self.item_field)
+        if self.average == "share_true":
+            return 1.0 if value is True else 0.0
+        return float(value)
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric(
+        key="accuracy",
+        item_field="answer_correct",
+        average="share_true",
+        header="Accuracy (%)",
+        number_format="pct",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=True,
+        report_column="ok",
+        description="share of items answered correctly (missing, unparseable, unscored: wrong)",
+    ),
+    Metric(
+        key="match_f1",
+        item_field="f1",
+        average="mean",
+        header="Match F1",
+        number_format="f3",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=True,
+        report_column="f1",
+        description="F1 of the one-to-one matching of predicted to reference steps",
+    ),
+    Metric(
+        key="precision",
+        item_field="precision",
+        average="mean",
+        header="Precision",
+        number_format="f3",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=True,
+        report_column="p",
+        description="matched share of the predicted steps",
+    ),
+    Metric(
+        key="recall",
+        item_field="recall",
+        average="mean",
+        header="Recall",
+        number_format="f3",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=True,
+        report_column="r",
+        description="matched share of the reference steps",
+    ),
+    Metric(
+        key="steps",
+        item_field="n_pred",
+        average="mean",
+        header="Steps",
+        number_format="f2",
+        higher_is_better=None,
+        low=0.0,
+        high=None,
+        leaderboard=True,
+        report_column="m",
+        description="mean predicted steps per item",
+    ),
+    Metric(
+        key="lis",
+        item_field="lis",
+        average="mean",
+        header="LIS",
+        number_format="f3",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=True,
+        report_column="lis",
+        description="longest increasing subsequence of the matches over their number",
+    ),
+    Metric(
+        key="kendall",
+        item_field="kendall",
+        average="mean",
+        header="Kendall",
+        number_format="f3",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=False,
+        report_column="kt",
+        description="Kendall tau of the matches, normalised to [0, 1]",
+    ),
+    Metric(
+        key="ordered_f1",
+        item_field="ordered_f1",
+        average="mean",
+        header="Ordered F1",
+        number_format="f3",
+        higher_is_better=True,
+        low=0.0,
+        high=1.0,
+        leaderboard=True,
+        report_column="of1",
+        description="Match F1 weighted by the order score",
+    ),
+)
+"""Every summary metric, in ``summary.json`` order."""
+
+METRIC: dict[str, Metric] = {m.key: m for m in METRICS}
+"""Metric by summary key."""
+
+METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
+"""Every summary metric key."""
+
+LEADERBOARD: tuple[Metric, ...] = tuple(m for m in METRICS if m.leaderboard)
+"""The paper's Table 2 columns, in order."""
+
+LEADERBOARD_KEYS: tuple[str, ...] = tuple(m.key for m in LEADERBOARD)
+"""Keys of the paper's Table 2 columns."""
+
+
+@dataclass(frozen=True)
+class Count:
+    """One count of items in a summary (a :class:`~crystalbench.types.MetricSummary` field).
+
+    Attributes:
+        key: Field name.
+        header: Column header.
+        description: What is counted.
+        in_tables: A column of the CLI tables and of the HTML report's leaderboard.
+        in_paper_tables: Also a column of the Markdown and LaTeX leaderboards (the CSV
+            holds every count).
+    """
+
+    key: str
+    header: str
+    description: str
+    in_tables: bool
+    in_paper_tables: bool
+
+
+COUNTS: tuple[Count, ...] = (
+    Count("n_items", "Items", "items in the run", True, True),
+    Count(
+        "n_scored",
+        "Scored",
+        "items whose prediction parsed into at least one step",
+        False,
+        False,
+    ),
+    Count(
+        "n_no_steps",
+        "No steps",
+        "items whose prediction parsed but gave no step (an answer alone); they score 0",
+        True,
+        True,
+    ),
+    Count("n_missing", "Missing", "items with no prediction (they score 0)", True, False),
+    Count(
+        "n_parse_failed",
+        "Parse fail",
+        "items whose output gave neither steps nor an answer (they score 0)",
+        True,
+        False,
+    ),
+    Count(
+        "n_judge_unscored",
+        "Judge unscored",
+        "free-form answers the judge left unscored (counted as wrong)",
+        False,
+        False,
+    ),
+)
+"""Every item count, in ``summary.json`` order; ``n_items = n_scored + n_no_steps +
+n_missing + n_parse_failed``."""
+
+TABLE_COUNTS: tuple[Count, ...] = tuple(c for c in COUNTS if c.in_tables)
+"""The counts shown as columns of the CLI tables and the HTML leaderboard."""
+
+PAPER_TABLE_COUNTS: tuple[Count, ...] = tuple(c for c in COUNTS if c.in_paper_tables)
+"""The counts shown as the last columns of the Markdown and LaTeX leaderboards."""
+
+
+def format_value(value: float, number_format: str) -> str:
+    """Format one metric value as in the paper (``pct``: a fraction shown in percent).
+
+    Examples:
+        >>> format_value(0.5799, "pct"), format_value(0.61234, "f3"), format_value(5.291, "f2")
+        ('57.99', '0.612', '5.29')
+    """
+    if number_format == "pct":
+        return f"{100 * value:.2f}"
+    if number_format == "f2":
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def metric(key: str) -> Metric:
+    """The metric with this summary key.
+
+    Raises:
+        KeyError: Unknown key (the message lists the valid ones).
+    """
+    try:
+        return METRIC[key]
+    except KeyError:
+        raise KeyError(f"unknown metric {key!r}; valid: {', '.join(METRIC_KEYS)}") from None
