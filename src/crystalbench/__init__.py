@@ -4,6 +4,12 @@ Public API (imported lazily so ``import crystalbench`` stays light and never imp
 
     from crystalbench import load_benchmark, load_predictions, evaluate, ScoreConfig
     from crystalbench import parse_response, score_answer
+    from crystalbench import HashEncoder, ScriptedJudge, InputError
+
+Each public name is listed in ``_EXPORTS`` (name -> module, what the lazy loader imports),
+in ``__all__`` (a literal, as linters and ``from crystalbench import *`` need) and in the
+``TYPE_CHECKING`` imports (for type checkers and IDEs); ``tests/test_public_api.py`` checks
+that the three name the same things.
 """
 
 from __future__ import annotations
@@ -18,6 +24,19 @@ if TYPE_CHECKING:
     from crystalbench.config import JudgeConfig, ScoreConfig
     from crystalbench.data.loading import Benchmark, load_benchmark
     from crystalbench.encoders import load_encoder
+    from crystalbench.encoders.base import Encoder
+    from crystalbench.encoders.hashing import HashEncoder
+    from crystalbench.errors import (
+        BenchmarkUnavailableError,
+        CrystalbenchError,
+        EncoderUnavailableError,
+        ImageError,
+        InputError,
+        UnknownNameError,
+    )
+    from crystalbench.inference.config import InferenceConfig
+    from crystalbench.judges.base import Judge
+    from crystalbench.judges.scripted import ScriptedJudge
     from crystalbench.parsing import parse_prediction, parse_response
     from crystalbench.predictions import PredictionSet, load_predictions
     from crystalbench.scoring import RunResult, Scorer, evaluate
@@ -26,44 +45,73 @@ if TYPE_CHECKING:
         BenchmarkItem,
         ChainScore,
         ItemResult,
+        MetricSummary,
         ParsedResponse,
         Prediction,
         RunSummary,
-        StepMatch,
     )
 
 _EXPORTS = {
+    # answers
     "infer_answer_type": "crystalbench.answers",
     "score_answer": "crystalbench.answers",
+    # configuration
     "JudgeConfig": "crystalbench.config",
     "ScoreConfig": "crystalbench.config",
+    "InferenceConfig": "crystalbench.inference.config",
+    # data
     "Benchmark": "crystalbench.data.loading",
     "load_benchmark": "crystalbench.data.loading",
-    "load_encoder": "crystalbench.encoders",
-    "parse_prediction": "crystalbench.parsing",
-    "parse_response": "crystalbench.parsing",
     "PredictionSet": "crystalbench.predictions",
     "load_predictions": "crystalbench.predictions",
+    # encoders and judges: the protocols, the real ones and the deterministic fakes
+    "Encoder": "crystalbench.encoders.base",
+    "HashEncoder": "crystalbench.encoders.hashing",
+    "load_encoder": "crystalbench.encoders",
+    "Judge": "crystalbench.judges.base",
+    "ScriptedJudge": "crystalbench.judges.scripted",
+    # errors a caller catches
+    "BenchmarkUnavailableError": "crystalbench.errors",
+    "CrystalbenchError": "crystalbench.errors",
+    "EncoderUnavailableError": "crystalbench.errors",
+    "ImageError": "crystalbench.errors",
+    "InputError": "crystalbench.errors",
+    "UnknownNameError": "crystalbench.errors",
+    # parsing
+    "parse_prediction": "crystalbench.parsing",
+    "parse_response": "crystalbench.parsing",
+    # scoring
     "RunResult": "crystalbench.scoring",
     "Scorer": "crystalbench.scoring",
     "evaluate": "crystalbench.scoring",
+    # records
     "AnswerVerdict": "crystalbench.types",
     "BenchmarkItem": "crystalbench.types",
     "ChainScore": "crystalbench.types",
     "ItemResult": "crystalbench.types",
+    "MetricSummary": "crystalbench.types",
     "ParsedResponse": "crystalbench.types",
     "Prediction": "crystalbench.types",
     "RunSummary": "crystalbench.types",
-    "StepMatch": "crystalbench.types",
 }
 
 __all__ = [
     "AnswerVerdict",
     "Benchmark",
     "BenchmarkItem",
+    "BenchmarkUnavailableError",
     "ChainScore",
+    "CrystalbenchError",
+    "Encoder",
+    "EncoderUnavailableError",
+    "HashEncoder",
+    "ImageError",
+    "InferenceConfig",
+    "InputError",
     "ItemResult",
+    "Judge",
     "JudgeConfig",
+    "MetricSummary",
     "ParsedResponse",
     "Prediction",
     "PredictionSet",
@@ -71,7 +119,8 @@ __all__ = [
     "RunSummary",
     "ScoreConfig",
     "Scorer",
-    "StepMatch",
+    "ScriptedJudge",
+    "UnknownNameError",
     "__version__",
     "evaluate",
     "infer_answer_type",
