@@ -370,13 +370,15 @@ def test_edge_cases_render_without_errors(browser, tmp_path):
             _record("shared"),
             _record("gone", missing=True, parse_status="missing", answer_rule="missing", **nothing),
             _record("garbled", parse_status="unparseable", **{**nothing, "answer_correct": False}),
+            _record("terse", parse_status="answer_only", **{**nothing, "pred_answer": "B"}),
+            _record("reasoner", parse_status="thinking_sentences"),
         ],
         "model-x",
     )
     y = _write_results(tmp_path / "y", [_record("shared"), _record("only-y")], "model-y")
     from crystalbench.report import ReportWarning
 
-    with pytest.warns(ReportWarning, match=r"only the 1 they share \(2 only in model-x"):
+    with pytest.warns(ReportWarning, match=r"only the 1 they share \(4 only in model-x"):
         html = build_report([x, y], tmp_path / "r.html", n_resamples=50)
     single = build_report([y], tmp_path / "single.html", n_resamples=50)
     for path in (html, single):
@@ -392,6 +394,10 @@ def test_edge_cases_render_without_errors(browser, tmp_path):
         if path == single:
             assert "One run only" in page.locator("#compare").inner_text()
         else:
+            # Each status filter shows exactly its own items (one of each here).
+            for status in ("failed", "nosteps", "think"):
+                page.select_option("#f-status", status)
+                assert page.locator("#items tbody button.open").count() == 1, status
             page.select_option("#f-status", "missing")
             assert page.locator("#items tbody button.open").count() == 1
             page.locator("#items tbody button.open").first.click()

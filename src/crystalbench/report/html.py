@@ -107,6 +107,7 @@ def _group_json(groups: dict[str, GroupStats]) -> dict[str, Any]:
 
 _ITEM_COLUMNS: tuple[str, ...] = (
     "status",
+    "kind",
     "rule",
     "atype",
     "pa",
@@ -139,6 +140,17 @@ def _run_items(
             else:  # rates rounded, step counts as they are
                 columns[column].append(_round(value) if isinstance(value, float) else value)
         columns["status"].append(it.parse_status)
+        # Which of the four counts the item is in (the page filters by it; the rule that
+        # decides lives in ItemResult, not in the page's script).
+        columns["kind"].append(
+            "missing"
+            if it.missing
+            else "failed"
+            if it.parse_failed
+            else "nosteps"
+            if it.no_steps
+            else "scored"
+        )
         columns["rule"].append(it.answer_rule)
         columns["atype"].append(it.answer_type)
         columns["pa"].append(it.pred_answer)

@@ -397,8 +397,8 @@
       if (ans === "1" && ok !== 1) continue;
       if (ans === "0" && ok !== 0) continue;
       if (ans === "u" && !(ok == null && !run.items.miss[k])) continue;
-      if (st === "missing" && !run.items.miss[k]) continue;
-      if (st === "failed" && ["empty", "unparseable"].indexOf(run.items.status[k]) < 0) continue;
+      if ((st === "missing" || st === "failed" || st === "nosteps") && run.items.kind[k] !== st) continue;
+      if (st === "think" && String(run.items.status[k]).indexOf("thinking_") !== 0) continue;
       if (st === "ooo" && !run.items.ooo[k].length) continue;
       var f1 = run.items.f1[k];
       if (f1 < lo - 1e-12 || f1 > hi + 1e-12) continue;
