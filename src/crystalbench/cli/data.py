@@ -270,7 +270,9 @@ def sources_command() -> None:
 @data_app.command("check-leakage")
 @handle_errors
 def check_leakage_command(
-    train: Annotated[str, typer.Argument(help="Training pool (JSONL, save_to_disk, Parquet, hub)")],
+    train: Annotated[
+        str, typer.Argument(help="Training pool (item set, JSONL, save_to_disk, Parquet, hub)")
+    ],
     benchmark: Annotated[
         str, typer.Argument(help="Benchmark it must not contain (e.g. waybarrios/CRYSTAL)")
     ],
@@ -288,10 +290,12 @@ def check_leakage_command(
     from rich.table import Table
 
     from crystalbench.data import load_benchmark
+    from crystalbench.data.sources import is_item_set, item_set_benchmark
     from crystalbench.training.leakage import check_leakage
 
-    pool = load_benchmark(train, split=split)
-    bench = load_benchmark(benchmark)
+    # An item set (crystal data build) has no references yet; read it as one.
+    pool = item_set_benchmark(train) if is_item_set(train) else load_benchmark(train, split=split)
+    bench = item_set_benchmark(benchmark) if is_item_set(benchmark) else load_benchmark(benchmark)
     with progress_hook() as hook:
         report = check_leakage(pool, bench, max_hamming=max_hamming, progress=hook)
     if out is not None:

@@ -193,6 +193,7 @@ def _select(
     progress: ProgressHook | None,
 ) -> tuple[set[int], ManifestInfo, SampleInfo | None, int]:
     """First pass: the row indices a manifest or a sample selects."""
+    assert spec.split is not None
     index_of: dict[str, int] = {}
     strata: dict[str, list[str]] = {}
     total = rows.count()
