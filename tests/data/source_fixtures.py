@@ -314,7 +314,8 @@ def realworldqa_rows() -> list[dict[str, Any]]:
     return [
         {
             "image": image_struct(draw_image(401, fmt="JPEG")),
-            "question": f"In which direction is the road curving?\nA. Left\nB. Right\nC. Straight\n{MC_INSTRUCTION}",
+            "question": "In which direction is the road curving?\nA. Left\nB. Right\n"
+            f"C. Straight\n{MC_INSTRUCTION}",
             "answer": "B",
         },
         {
@@ -433,7 +434,7 @@ def plotqa_pairs(n_images: int = 6) -> list[dict[str, Any]]:
         pairs.append(
             {
                 "image_index": image_index,
-                "question_string": f"What is the maximum value of the series in plot {image_index}?",
+                "question_string": f"What is the highest value in plot {image_index}?",
                 "answer": 82.0172 + image_index,
                 "answer_bbox": {"x": 10.0, "y": 20.5, "w": 4.0, "h": 30.0},
                 "template": "min_max",

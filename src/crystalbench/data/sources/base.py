@@ -105,6 +105,8 @@ class Draft:
     options: list[str] = field(default_factory=list)
     image: bytes | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    image_field: str = "image"
+    """The column the image came from (named when its bytes are not an image)."""
 
 
 @dataclass(frozen=True)

@@ -325,6 +325,7 @@ def build_item_set(
                         _make_item(adapter, upstream, spec.split, result),
                         result.image,
                         ref=row.ref,
+                        image_field=result.image_field,
                     )
             except InputError as exc:
                 if not spec.lenient:

@@ -68,11 +68,11 @@ def safe_name(text: str) -> str:
     """A file-name stem from an id: letters, digits, ``.``, ``_``, ``-`` only.
 
     Examples:
-        >>> safe_name("mathvision/1024"), safe_name("../../etc/passwd")
-        ('mathvision-1024', 'etc-passwd')
+        >>> safe_name("mathvision/1024"), safe_name("mmvp/../../etc/passwd"), safe_name("a.b")
+        ('mathvision-1024', 'mmvp-etc-passwd', 'a.b')
     """
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", text.replace("/", "-"))
-    stem = re.sub(r"-{2,}", "-", stem).strip("._-")
+    stem = re.sub(r"[-.]{2,}", "-", stem).strip("._-")
     return stem[:100] or "item"
 
 

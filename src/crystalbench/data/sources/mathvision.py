@@ -104,12 +104,14 @@ class MathVision(SourceAdapter):
         if isinstance(path, str) and path:
             metadata["upstream_image"] = path
         image = column_image(row, "decoded_image")
+        image_field = "decoded_image"
         if image is None:
             if not isinstance(path, str) or not path:
                 raise row.ref.error(
                     "no image: decoded_image is empty and image names no file", "decoded_image"
                 )
             image = image_from_root(row, path, self.root, "image")
+            image_field = "image"
             self.count("image_from_path")
         return Draft(
             question=question,
@@ -118,4 +120,5 @@ class MathVision(SourceAdapter):
             options=options,
             image=image,
             metadata=metadata,
+            image_field=image_field,
         )

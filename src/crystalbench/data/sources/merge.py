@@ -44,6 +44,12 @@ def merge_item_sets(
     if not paths:
         raise InputError("give at least one item set to merge")
     target = Path(out).expanduser().absolute()
+    seen_paths: set[Path] = set()
+    for path in paths:
+        resolved = Path(path).expanduser().resolve()
+        if resolved in seen_paths:
+            raise InputError("this item set is given twice", path=path)
+        seen_paths.add(resolved)
     sets = [read_item_set(path) for path in paths]
     for item_set in sets:
         if item_set.path.absolute() == target:

@@ -13,7 +13,8 @@ Published two ways:
 Conventions:
 
 - the gold is the most frequent of the ten human answers, counted after crystalbench's text
-  normalisation (case, punctuation, articles); a tie goes to the answer given first. All ten
+  normalisation (case, punctuation, articles; an answer that is only an article, such as the
+  letter "a", counts as itself); a tie goes to the answer given first. All ten
   answers stay in ``metadata.answers`` (with ``answer_votes``, and ``answer_ties`` when
   tied) so a VQA-style accuracy rule can use them;
 - the answer type is ``free_form`` for every item: TextVQA answers are read off the image and
@@ -69,11 +70,14 @@ def majority_answer(answers: list[str]) -> tuple[str, int, list[str]]:
         ('Coca Cola', 3, [])
         >>> majority_answer(["stop", "yield"])
         ('stop', 1, ['yield'])
+        >>> majority_answer(["a", "A", "b"])
+        ('a', 2, [])
     """
     counts: Counter[str] = Counter()
     first: dict[str, str] = {}
     for answer in answers:
-        key = normalize_text(answer)
+        # normalize_text drops articles; an answer that is only "a" still counts as itself
+        key = normalize_text(answer) or answer.strip().lower()
         if not key:
             continue
         counts[key] += 1
