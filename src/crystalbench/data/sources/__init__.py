@@ -16,17 +16,7 @@ Examples:
 
 from __future__ import annotations
 
-from crystalbench.data.sources.base import (
-    AdapterOptions,
-    Draft,
-    RowRef,
-    Skip,
-    SourceAdapter,
-    UpstreamRow,
-    get_adapter,
-    register,
-    source_adapters,
-)
+from crystalbench.data.sources.base import AdapterOptions, Draft, Skip, SourceAdapter, register
 from crystalbench.data.sources.build import build_item_set, describe_sources, stratified_sample
 from crystalbench.data.sources.itemset import (
     ItemSet,
@@ -43,6 +33,8 @@ from crystalbench.data.sources.records import (
     ItemSetStats,
     MergeRecord,
 )
+from crystalbench.data.sources.registry import get_adapter, source_adapters
+from crystalbench.data.sources.rows import RowRef, UpstreamRow
 from crystalbench.data.sources.summary import summarize_items
 
 __all__ = [

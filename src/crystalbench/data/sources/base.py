@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final, Protocol
+from typing import Any, ClassVar, Final
 
-from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.data.sources.reading import open_table_copy
+from crystalbench.data.sources.rows import RowSource, UpstreamRow
+from crystalbench.errors import InputError
 from crystalbench.types import AnswerType, BenchmarkItem
-
-BUILD_BATCH_ROWS: Final = 64
-"""Rows read per batch from Parquet and Arrow files (bounds memory with large images)."""
 
 MAX_SKIPPED_LISTED: Final = 1000
 """Skipped rows listed one by one in ``build.json`` (all are counted, by reason)."""
@@ -49,53 +48,6 @@ IMAGES_DIR: Final = "images"
 
 
 @dataclass(frozen=True)
-class RowRef:
-    """Where one upstream row lives, for error messages and ``build.json``.
-
-    Attributes:
-        file: The file (or folder, or hub id and split) the row was read from.
-        row: 0-based row index in a table, or 1-based line number in a text file.
-        is_line: True when ``row`` is a line number (CSV), False for a table row.
-    """
-
-    file: str
-    row: int
-    is_line: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.row}" if self.is_line else f"{self.file} row {self.row}"
-
-    def error(self, message: str, field: str | None = None) -> InputError:
-        """An :class:`InputError` naming this row's file and row (and the field, if any).
-
-        Examples:
-            >>> str(RowRef("data/test.parquet", 17).error("expected a letter", "answer"))
-            'data/test.parquet row 17: field answer: expected a letter'
-            >>> str(RowRef("Questions.csv", 5, is_line=True).error("bad options", "Options"))
-            'Questions.csv:5: field Options: bad options'
-        """
-        if self.is_line:
-            return InputError(message, path=self.file, line=self.row, field=field)
-        return InputError(message, path=str(self), field=field)
-
-
-@dataclass(frozen=True)
-class UpstreamRow:
-    """One row of a source as read from its layout.
-
-    Attributes:
-        ref: Where it lives.
-        data: Column name -> value. Image columns hold ``{"bytes": ..., "path": ...}``
-            structs, raw bytes, or ``None``; they are absent when the row was read text-only.
-        index: 0-based position of the row in the split as read (files in order).
-    """
-
-    ref: RowRef
-    data: Mapping[str, Any]
-    index: int
-
-
-@dataclass(frozen=True)
 class Draft:
     """What an adapter makes of one row: an item without id, image path or references."""
 
@@ -114,23 +66,6 @@ class Skip:
     """A row the source's convention leaves out (e.g. a ScienceQA question without image)."""
 
     reason: str
-
-
-class RowSource(Protocol):
-    """Rows of one split of one source, in a stable order."""
-
-    kind: str
-    """Layout read: ``hub``, ``parquet``, ``save_to_disk``, ``csv``, ``json``."""
-    files: list[str]
-    """Files (or the hub id) the rows come from, as recorded in ``build.json``."""
-    columns: list[str]
-    """Column names (of the first row, for layouts without a schema)."""
-
-    def count(self) -> int | None:
-        """Number of rows, when known without reading them."""
-
-    def rows(self, *, with_images: bool) -> Iterator[UpstreamRow]:
-        """Every row in order; image columns only when ``with_images``."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +112,8 @@ class SourceAdapter(ABC):
     """Columns every row must have."""
     needs_selection: ClassVar[bool] = False
     """True when a build must say which rows to take (``--manifest`` or ``--sample``)."""
+    layout_hint: ClassVar[str] = ""
+    """Added to the error for a layout that lacks the source's columns."""
 
     def __init__(self, options: AdapterOptions | None = None) -> None:
         self.options = options or AdapterOptions()
@@ -197,8 +134,6 @@ class SourceAdapter(ABC):
 
     def open_local(self, path: Path, split: str) -> RowSource:
         """Rows of a local copy: Parquet files or a ``save_to_disk`` folder by default."""
-        from crystalbench.data.sources.reading import open_table_copy
-
         return open_table_copy(
             path,
             split,
@@ -212,9 +147,10 @@ class SourceAdapter(ABC):
         """Raise when the layout lacks a required column (names what was found)."""
         missing = [c for c in self.required_columns if c not in columns]
         if missing:
+            hint = f" ({self.layout_hint})" if self.layout_hint else ""
             raise InputError(
                 f"not the {self.title} layout: missing column(s) {', '.join(missing)}; "
-                f"found {', '.join(sorted(columns)) or 'none'}",
+                f"found {', '.join(sorted(columns)) or 'none'}{hint}",
                 path=where,
             )
 
@@ -275,6 +211,7 @@ def upstream_text(row: UpstreamRow, value: object, name: str) -> str:
     """An upstream id from a column value: text or an integer, no control characters.
 
     Examples:
+        >>> from crystalbench.data.sources.rows import RowRef
         >>> upstream_text(UpstreamRow(RowRef("f", 0), {}, 0), 1024, "id")
         '1024'
     """
@@ -379,56 +316,16 @@ def image_from_root(row: UpstreamRow, relative: str, root: Path | None, name: st
 
 
 # ---------------------------------------------------------------------------------------------
-# Registry
+# Registry (the lookups live in registry.py, which imports the built-in adapters)
 # ---------------------------------------------------------------------------------------------
 
-_REGISTRY: dict[str, type[SourceAdapter]] = {}
+REGISTRY: dict[str, type[SourceAdapter]] = {}
+"""Adapter classes by name, filled by :func:`register`."""
 
 
 def register(adapter: type[SourceAdapter]) -> type[SourceAdapter]:
     """Class decorator adding an adapter to the registry under its ``name``."""
-    if adapter.name in _REGISTRY:
+    if adapter.name in REGISTRY:
         raise ValueError(f"source adapter {adapter.name!r} registered twice")
-    _REGISTRY[adapter.name] = adapter
+    REGISTRY[adapter.name] = adapter
     return adapter
-
-
-def _load_builtin() -> None:
-    # Importing the modules runs their @register decorators.
-    from crystalbench.data.sources import (  # noqa: F401
-        mathvision,
-        mmvp,
-        plotqa,
-        realworldqa,
-        scienceqa_img,
-        textvqa,
-    )
-
-
-SOURCE_ORDER: Final = ("mathvision", "scienceqa-img", "realworldqa", "mmvp", "plotqa", "textvqa")
-"""The built-in sources: CRYSTAL's five benchmarks, then the training pool's TextVQA."""
-
-
-def source_adapters() -> dict[str, type[SourceAdapter]]:
-    """Every registered adapter class by name: the built-in ones first, in ``SOURCE_ORDER``.
-
-    Examples:
-        >>> list(source_adapters())
-        ['mathvision', 'scienceqa-img', 'realworldqa', 'mmvp', 'plotqa', 'textvqa']
-    """
-    _load_builtin()
-    rank = {name: position for position, name in enumerate(SOURCE_ORDER)}
-    return dict(sorted(_REGISTRY.items(), key=lambda entry: rank.get(entry[0], len(rank))))
-
-
-def get_adapter(name: str, options: AdapterOptions | None = None) -> SourceAdapter:
-    """A fresh adapter for ``name``; unknown names raise with the closest valid ones.
-
-    Examples:
-        >>> get_adapter("mmvp").source
-        'mmvp'
-    """
-    adapters = source_adapters()
-    if name not in adapters:
-        raise UnknownNameError("source", name, adapters)
-    return adapters[name](options)

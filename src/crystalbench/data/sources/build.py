@@ -22,9 +22,7 @@ from crystalbench.data.sources.base import (
     MAX_SKIPPED_LISTED,
     AdapterOptions,
     Draft,
-    RowSource,
     SourceAdapter,
-    get_adapter,
 )
 from crystalbench.data.sources.itemset import ItemSetWriter, file_sha256, item_id, read_manifest
 from crystalbench.data.sources.reading import (
@@ -41,6 +39,8 @@ from crystalbench.data.sources.records import (
     SkippedRow,
     UpstreamInfo,
 )
+from crystalbench.data.sources.registry import get_adapter, source_adapters
+from crystalbench.data.sources.rows import RowSource
 from crystalbench.errors import InputError
 from crystalbench.types import BenchmarkItem
 
@@ -299,23 +299,29 @@ def build_item_set(
         wanted, manifest, sample, _ = _select(rows, adapter, spec, progress)
     total_rows = rows.count()
     stage_total = len(wanted) if wanted is not None else total_rows
-    if spec.limit is not None and stage_total is not None:
-        stage_total = min(stage_total, spec.limit)
     stage = f"building {adapter.name}"
 
     skipped: list[SkippedRow] = []
     malformed: list[SkippedRow] = []
     skip_reasons: Counter[str] = Counter()
-    n_skipped = n_malformed = n_rows = n_selected = 0
+    n_skipped = n_malformed = n_rows = 0
     items: list[BenchmarkItem] = []
     taken: list[str] = []
     pending = 0
+    remaining = len(wanted) if wanted is not None else None
     with ItemSetWriter(out, overwrite=overwrite) as writer:
         for row in rows.rows(with_images=True):
+            if remaining == 0:
+                break  # every selected row is done: the rest of the split need not be read
             n_rows += 1
             if wanted is not None and row.index not in wanted:
                 continue
-            n_selected += 1
+            if remaining is not None:
+                remaining -= 1
+            pending += 1
+            if progress is not None and pending == _PROGRESS_EVERY:
+                progress(stage, pending, stage_total)
+                pending = 0
             upstream: str | None = None
             try:
                 upstream = adapter.upstream_id(row, spec.split)
@@ -347,10 +353,6 @@ def build_item_set(
                 continue
             items.append(item)
             taken.append(upstream)
-            pending += 1
-            if progress is not None and pending == _PROGRESS_EVERY:
-                progress(stage, pending, stage_total)
-                pending = 0
             if spec.limit is not None and len(items) >= spec.limit:
                 break
         if progress is not None:
@@ -413,8 +415,6 @@ def build_item_set(
 
 def describe_sources(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """One row per source adapter (name, item source, hub id, splits, layouts, licence)."""
-    from crystalbench.data.sources.base import source_adapters
-
     adapters = source_adapters()
     rows: list[dict[str, Any]] = []
     for name in names or adapters:

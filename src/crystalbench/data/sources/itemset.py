@@ -31,13 +31,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from crystalbench.data.loading import Benchmark
-from crystalbench.data.sources.base import (
-    BUILD_NAME,
-    IMAGES_DIR,
-    ITEMS_NAME,
-    MANIFEST_NAME,
-    RowRef,
-)
+from crystalbench.data.sources.base import BUILD_NAME, IMAGES_DIR, ITEMS_NAME, MANIFEST_NAME
+from crystalbench.data.sources.rows import RowRef
 from crystalbench.errors import InputError
 from crystalbench.io import AtomicJsonlWriter, atomic_write_json, read_jsonl
 from crystalbench.types import BenchmarkItem, Record
@@ -143,7 +138,7 @@ class ItemSetWriter:
         >>> with ItemSetWriter(out) as writer:
         ...     _ = writer.add(BenchmarkItem(id="demo/1", source="demo", question="Q?",
         ...                    answer="1", answer_type="numeric", reference_steps=[]))
-        ...     writer.commit(lambda sha: {"kind": "build", "items_sha256": sha}, ["1"])
+        ...     _ = writer.commit(lambda sha: {"kind": "build", "items_sha256": sha}, ["1"])
         >>> sorted(p.name for p in out.iterdir())
         ['build.json', 'images', 'items.jsonl', 'manifest.json']
     """

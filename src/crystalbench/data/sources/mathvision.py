@@ -25,7 +25,6 @@ from crystalbench.data.sources.base import (
     Draft,
     Skip,
     SourceAdapter,
-    UpstreamRow,
     check_options,
     column_image,
     gold_answer_type,
@@ -36,6 +35,7 @@ from crystalbench.data.sources.base import (
     text_field,
     upstream_text,
 )
+from crystalbench.data.sources.rows import UpstreamRow
 from crystalbench.types import AnswerType
 
 _LETTER = re.compile(r"\(?\s*([A-Za-z])\s*\)?\.?")

@@ -38,17 +38,15 @@ from typing import Any, ClassVar
 
 from crystalbench.data.sources.base import (
     Draft,
-    RowRef,
-    RowSource,
     Skip,
     SourceAdapter,
-    UpstreamRow,
     column_image,
     int_field,
     register,
     text_field,
 )
 from crystalbench.data.sources.reading import RecordRows
+from crystalbench.data.sources.rows import RowRef, RowSource, UpstreamRow
 from crystalbench.errors import InputError
 from crystalbench.types import BenchmarkItem
 
@@ -197,6 +195,11 @@ class MMVP(SourceAdapter):
     )
     image_columns = ("image",)
     required_columns = ("Index", "Question", "Options", "Correct Answer")
+    layout_hint = (
+        "MMVP/MMVP on the hub holds only the images, its questions are in Questions.csv: "
+        "download the repo (`huggingface-cli download MMVP/MMVP --repo-type dataset "
+        "--local-dir DIR`) and pass --from DIR, or use lmms-lab-eval/MMVP"
+    )
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)

@@ -32,16 +32,14 @@ from typing import Any
 
 from crystalbench.data.sources.base import (
     Draft,
-    RowRef,
-    RowSource,
     Skip,
     SourceAdapter,
-    UpstreamRow,
     int_field,
     register,
     text_field,
 )
 from crystalbench.data.sources.reading import RecordRows
+from crystalbench.data.sources.rows import RowRef, RowSource, UpstreamRow
 from crystalbench.errors import InputError
 from crystalbench.types import AnswerType
 

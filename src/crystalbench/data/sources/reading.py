@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crystalbench.data.sources.base import BUILD_BATCH_ROWS, RowRef, UpstreamRow
+from crystalbench.data.sources.rows import BUILD_BATCH_ROWS, RowRef, UpstreamRow
 from crystalbench.errors import BenchmarkUnavailableError, InputError
 
 HUB_ID_PATTERN = re.compile(r"[\w.-]+/[\w.-]+")

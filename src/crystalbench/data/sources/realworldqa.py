@@ -35,13 +35,13 @@ from crystalbench.data.sources.base import (
     Draft,
     Skip,
     SourceAdapter,
-    UpstreamRow,
     column_image,
     gold_answer_type,
     letter,
     register,
     text_field,
 )
+from crystalbench.data.sources.rows import UpstreamRow
 from crystalbench.normalize import normalize_text
 from crystalbench.types import AnswerType
 

@@ -30,7 +30,6 @@ from crystalbench.data.sources.base import (
     Draft,
     Skip,
     SourceAdapter,
-    UpstreamRow,
     check_options,
     column_image,
     int_field,
@@ -39,6 +38,7 @@ from crystalbench.data.sources.base import (
     string_list,
     text_field,
 )
+from crystalbench.data.sources.rows import UpstreamRow
 
 METADATA_COLUMNS = ("subject", "grade", "topic", "category", "skill", "task", "lecture", "solution")
 """ScienceQA's descriptive columns copied into every item's metadata (when not empty)."""

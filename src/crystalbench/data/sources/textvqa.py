@@ -35,11 +35,8 @@ from typing import Any, ClassVar
 
 from crystalbench.data.sources.base import (
     Draft,
-    RowRef,
-    RowSource,
     Skip,
     SourceAdapter,
-    UpstreamRow,
     column_image,
     register,
     string_list,
@@ -47,6 +44,7 @@ from crystalbench.data.sources.base import (
     upstream_text,
 )
 from crystalbench.data.sources.reading import RecordRows
+from crystalbench.data.sources.rows import RowRef, RowSource, UpstreamRow
 from crystalbench.errors import InputError
 from crystalbench.normalize import normalize_text
 
