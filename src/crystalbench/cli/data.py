@@ -82,11 +82,11 @@ def build_command(
         bool, typer.Option(help="Replace an existing item set at --out (once the new one is done)")
     ] = False,
 ) -> None:
-    """Turn one split of a source dataset into an item set (DIR/items.jsonl + DIR/images/).
+    """Turn one split of a source dataset into an item set (DIR/items.jsonl, DIR/images/).
 
-    The item set has empty reference_steps: it is the input of reference construction and of
-    `crystal infer`. DIR/build.json records the location, revision, manifest, counts and every
-    skipped row with its reason; DIR/manifest.json lists the upstream ids taken.
+    Items have empty reference_steps: the input of reference construction and crystal infer.
+    DIR/build.json records location, revision, manifest, counts and every skipped row.
+    DIR/manifest.json lists the upstream ids taken (reuse it with --manifest).
     """
     from crystalbench.data.sources import BuildSpec, build_item_set
 
