@@ -6,6 +6,7 @@ import typer
 
 from crystalbench._version import __version__
 from crystalbench.cli import cache, demo, score
+from crystalbench.cli import data as data_cli
 from crystalbench.cli import infer as infer_cli
 from crystalbench.cli import report as report_cli
 from crystalbench.cli import rewards as rewards_cli
@@ -30,7 +31,7 @@ app.command("train")(train_cli.train)
 app.command("train-sweep")(train_cli.train_sweep)
 app.command("train-recipes")(train_cli.train_recipes)
 app.add_typer(cache.app, name="cache")
-app.add_typer(train_cli.data_app, name="data")
+app.add_typer(data_cli.data_app, name="data")
 
 
 @app.command("version")

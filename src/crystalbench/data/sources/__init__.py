@@ -1,0 +1,65 @@
+"""Source adapters: CRYSTAL's source datasets turned into item sets.
+
+``crystal data build SOURCE --from LOCATION --out DIR`` reads one split of a source
+(MathVision, ScienceQA-IMG, RealWorldQA, MMVP, PlotQA, TextVQA) from the hub or from a local
+copy in that source's published layout, resolves its conventions (options, gold letters,
+answer types, context, corrections) and writes an *item set*: ``DIR/items.jsonl`` in the
+benchmark JSONL format with empty ``reference_steps``, ``DIR/images/``, ``DIR/build.json``
+(provenance) and ``DIR/manifest.json`` (the upstream ids taken). Item sets are the input of
+reference construction and of ``crystal infer``.
+
+Examples:
+    >>> from crystalbench.data.sources import source_adapters
+    >>> sorted(source_adapters())[:3]
+    ['mathvision', 'mmvp', 'plotqa']
+"""
+
+from __future__ import annotations
+
+from crystalbench.data.sources.base import AdapterOptions, Draft, Skip, SourceAdapter, register
+from crystalbench.data.sources.build import build_item_set, describe_sources, stratified_sample
+from crystalbench.data.sources.itemset import (
+    ItemSet,
+    ItemSetWriter,
+    is_item_set,
+    item_set_benchmark,
+    read_item_set,
+    read_manifest,
+)
+from crystalbench.data.sources.merge import merge_item_sets
+from crystalbench.data.sources.records import (
+    BuildRecord,
+    BuildSpec,
+    ItemSetStats,
+    MergeRecord,
+)
+from crystalbench.data.sources.registry import get_adapter, source_adapters
+from crystalbench.data.sources.rows import RowRef, UpstreamRow
+from crystalbench.data.sources.summary import summarize_items
+
+__all__ = [
+    "AdapterOptions",
+    "BuildRecord",
+    "BuildSpec",
+    "Draft",
+    "ItemSet",
+    "ItemSetStats",
+    "ItemSetWriter",
+    "MergeRecord",
+    "RowRef",
+    "Skip",
+    "SourceAdapter",
+    "UpstreamRow",
+    "build_item_set",
+    "describe_sources",
+    "get_adapter",
+    "is_item_set",
+    "item_set_benchmark",
+    "merge_item_sets",
+    "read_item_set",
+    "read_manifest",
+    "register",
+    "source_adapters",
+    "stratified_sample",
+    "summarize_items",
+]

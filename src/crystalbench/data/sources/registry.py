@@ -1,0 +1,44 @@
+"""The source registry: every built-in adapter, looked up by name."""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Importing the adapter modules runs their @register decorators.
+from crystalbench.data.sources import (  # noqa: F401
+    mathvision,
+    mmvp,
+    plotqa,
+    realworldqa,
+    scienceqa_img,
+    textvqa,
+)
+from crystalbench.data.sources.base import REGISTRY, AdapterOptions, SourceAdapter
+from crystalbench.errors import UnknownNameError
+
+SOURCE_ORDER: Final = ("mathvision", "scienceqa-img", "realworldqa", "mmvp", "plotqa", "textvqa")
+"""The built-in sources: CRYSTAL's five benchmarks, then the training pool's TextVQA."""
+
+
+def source_adapters() -> dict[str, type[SourceAdapter]]:
+    """Every registered adapter class by name: the built-in ones first, in ``SOURCE_ORDER``.
+
+    Examples:
+        >>> list(source_adapters())
+        ['mathvision', 'scienceqa-img', 'realworldqa', 'mmvp', 'plotqa', 'textvqa']
+    """
+    rank = {name: position for position, name in enumerate(SOURCE_ORDER)}
+    return dict(sorted(REGISTRY.items(), key=lambda entry: rank.get(entry[0], len(rank))))
+
+
+def get_adapter(name: str, options: AdapterOptions | None = None) -> SourceAdapter:
+    """A fresh adapter for ``name``; unknown names raise with the closest valid ones.
+
+    Examples:
+        >>> get_adapter("mmvp").source
+        'mmvp'
+    """
+    adapters = source_adapters()
+    if name not in adapters:
+        raise UnknownNameError("source", name, adapters)
+    return adapters[name](options)
