@@ -141,3 +141,43 @@ def test_item_set_with_references_loads_as_a_benchmark(tmp_path):
     assert Path(first.image).is_absolute()
     assert bench.image_bytes(first) == Path(read_item_set(out).items[0].image).read_bytes()
     assert {i.answer_type for i in bench.items} == {"multiple_choice", "numeric", "free_form"}
+
+
+def test_an_item_set_runs_through_infer_and_is_refused_by_score(tmp_path):
+    """An item set has no references yet: `crystal infer` runs a model on it as it is, and
+    `crystal score` (and `crystal run`, before any request) refuse it saying so."""
+    from crystalbench.inference import InferenceConfig, run_benchmark, run_inference
+    from crystalbench.inference.backends.scripted import ScriptedBackend
+    from fakes import HASH_CONFIG
+
+    mmvp = write_mmvp_original(tmp_path / "MMVP")
+    items = tmp_path / "set"
+    built = runner.invoke(app, ["data", "build", "mmvp", "--from", str(mmvp), "--out", str(items)])
+    assert built.exit_code == 0, built.output
+    backend = ScriptedBackend({"*": '{"reasoning_steps": ["The dog faces left."], "answer": "A"}'})
+    for spec in (items, items / "items.jsonl"):
+        config = InferenceConfig(model="scripted", benchmark=str(spec))
+        out = tmp_path / f"preds-{spec.name}.jsonl"
+        done = run_inference(config, out, backend=backend)
+        assert done.summary.n_ok == 4
+        assert len(out.read_text().splitlines()) == 4
+    result = runner.invoke(
+        app,
+        ["score", "-b", str(items), "-p", str(out), "-o", str(tmp_path / "r"), "--encoder", "hash"],
+    )
+    assert result.exit_code == 2
+    said = " ".join(result.output.split())  # rich wraps long lines
+    assert "item set without references yet" in said
+    assert "crystal references build" in said
+    assert not (tmp_path / "r" / "summary.json").exists()
+    config = InferenceConfig(model="scripted", benchmark=str(items))
+    sent: list[str] = []
+
+    class Counting(ScriptedBackend):
+        async def complete(self, request):
+            sent.append(request.item_id)
+            return await super().complete(request)
+
+    with pytest.raises(Exception, match="item set without references yet"):
+        run_benchmark(config, HASH_CONFIG, tmp_path / "run", backend=Counting({"*": "A"}))
+    assert sent == []

@@ -191,6 +191,7 @@ def load_benchmark(
     split: str = HUB_SPLIT,
     image_root: str | Path | None = None,
     limits: InputLimits | None = None,
+    require_references: bool = True,
 ) -> Benchmark:
     """Load a benchmark from any supported place (see the module docstring).
 
@@ -201,10 +202,15 @@ def load_benchmark(
             own folder; images anywhere else are refused.
         limits: Size and nesting limits for JSONL files (default
             :meth:`~crystalbench.io.InputLimits.from_env`).
+        require_references: Refuse items without ``reference_steps`` (scoring needs them).
+            ``False`` also accepts an *item set* (``crystal data build`` output: a folder
+            with ``items.jsonl``, or that file), whose references are not built yet; this is
+            what ``crystal infer`` does.
 
     Raises:
-        InputError: A local file is malformed (names file, line and field), or an item's
-            image lies outside the allowed folders.
+        InputError: A local file is malformed (names file, line and field), an item's
+            image lies outside the allowed folders, or (``require_references``) an item has
+            no reference steps.
         BenchmarkUnavailableError: The hub dataset cannot be reached or is gated.
 
     Examples:
@@ -220,13 +226,24 @@ def load_benchmark(
     path = Path(text).expanduser()
     if path.exists():
         if path.is_dir():
-            if (path / "benchmark.jsonl").is_file():
-                return load_jsonl_benchmark(
-                    path / "benchmark.jsonl", name=text, image_root=image_root, limits=limits
-                )
+            for file_name in ("benchmark.jsonl", ITEM_SET_FILE):
+                if (path / file_name).is_file():
+                    return load_jsonl_benchmark(
+                        path / file_name,
+                        name=text,
+                        image_root=image_root,
+                        limits=limits,
+                        require_references=require_references,
+                    )
             return load_saved_dataset(path, image_root=image_root)
         if path.suffix == ".jsonl":
-            return load_jsonl_benchmark(path, name=text, image_root=image_root, limits=limits)
+            return load_jsonl_benchmark(
+                path,
+                name=text,
+                image_root=image_root,
+                limits=limits,
+                require_references=require_references,
+            )
         if path.suffix == ".parquet":
             return load_parquet_benchmark(path, image_root=image_root)
         raise InputError("unsupported benchmark file (use .jsonl, .parquet or a folder)", path=path)
@@ -260,6 +277,7 @@ def load_jsonl_benchmark(
     name: str | None = None,
     image_root: str | Path | None = None,
     limits: InputLimits | None = None,
+    require_references: bool = True,
 ) -> Benchmark:
     """Read a JSONL benchmark: native :class:`BenchmarkItem` records or hub-shaped rows.
 
@@ -269,8 +287,9 @@ def load_jsonl_benchmark(
     under its folder or under ``image_root``.
 
     Raises:
-        InputError: A malformed line, field or id, or an image outside the allowed folders
-            (names the file, the line and the field).
+        InputError: A malformed line, field or id, an image outside the allowed folders
+            (names the file, the line and the field), or, with ``require_references``, an
+            item without reference steps (an item set says that it has no references yet).
     """
     path = Path(path)
     base = path.resolve().parent
@@ -290,7 +309,7 @@ def load_jsonl_benchmark(
             if item.image is not None and item.image.startswith("row:"):
                 embedded[item.image[4:]] = _embedded_bytes(row["image"], path, number)
         else:
-            item = _native_item(row, path, number)
+            item = _native_item(row, path, number, require_references=require_references)
             if item.image is not None:
                 resolved = resolve_image_path(
                     item.image, base=base, roots=roots, path=path, line=number
@@ -308,7 +327,9 @@ def load_jsonl_benchmark(
     return Benchmark(name=name or str(path), items=items, image_loader=_FileImages(roots, embedded))
 
 
-def _native_item(row: dict[str, Any], path: Path, number: int) -> BenchmarkItem:
+def _native_item(
+    row: dict[str, Any], path: Path, number: int, *, require_references: bool = True
+) -> BenchmarkItem:
     if "id" in row and not isinstance(row["id"], str):
         row = {**row, "id": _id_text(row["id"], path=path, line=number)}
     if "choices" in row and "options" not in row:
@@ -317,11 +338,29 @@ def _native_item(row: dict[str, Any], path: Path, number: int) -> BenchmarkItem:
         item = BenchmarkItem.model_validate(row)
     except ValidationError as exc:
         raise _validation_error(exc, path, number) from None
-    if not item.reference_steps:
+    if require_references and not item.reference_steps:
+        if is_item_set(path):
+            raise InputError(
+                f"{path.parent} is an item set without references yet (built by `crystal data "
+                "build`): scoring needs reference_steps. Build them first (`crystal references "
+                "build`), then score; `crystal infer` runs on the item set as it is",
+                path=path,
+                line=number,
+                field="reference_steps",
+            )
         raise InputError(
             "reference_steps is empty", path=path, line=number, field="reference_steps"
         )
     return item
+
+
+ITEM_SET_FILE = "items.jsonl"
+"""The file of an item set (``crystal data build`` output), beside its ``build.json``."""
+
+
+def is_item_set(path: Path) -> bool:
+    """Whether a JSONL file is an item set: ``items.jsonl`` or a file beside ``build.json``."""
+    return path.name == ITEM_SET_FILE or (path.parent / "build.json").is_file()
 
 
 def _json_kind(value: Any) -> str:

@@ -67,7 +67,10 @@ def select_items(
         InputError / UnknownNameError: An unknown source or id (naming the valid ones).
     """
     if benchmark is None:
-        benchmark = load_benchmark(config.benchmark, image_root=config.image_root)
+        # An item set (no references yet) is a fine thing to run a model on.
+        benchmark = load_benchmark(
+            config.benchmark, image_root=config.image_root, require_references=False
+        )
     selected = benchmark.subset(sources=config.sources, ids=config.ids, limit=config.limit)
     return benchmark, selected
 
@@ -253,6 +256,8 @@ def run_benchmark(
     """
     from crystalbench.report import build_report
 
+    if benchmark is None:  # scoring follows: refuse an item set before any request is sent
+        benchmark = load_benchmark(config.benchmark, image_root=config.image_root)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     inferred = run_inference(
