@@ -256,3 +256,9 @@ serve-rewards`` (as ``--token``) and by the client :class:`RemoteRewardScorer`."
 
 # --- embedding cache ------------------------------------------------------------------------------
 # (How often computed vectors are committed to the on-disk cache.)
+
+# --- reference construction ---------------------------------------------------------------------
+# (``crystal references build``: consensus threshold, rounds, seeds, generator defaults.)
+
+# --- review app -----------------------------------------------------------------------------------
+# (``crystal review serve``: annotators per task, holds, sessions, rate limits.)
