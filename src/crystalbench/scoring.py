@@ -234,9 +234,7 @@ class Scorer:
         )
         return record
 
-    def _verdicts(
-        self, work: Sequence[Work]
-    ) -> list[AnswerVerdict]:
+    def _verdicts(self, work: Sequence[Work]) -> list[AnswerVerdict]:
         """Answer verdicts for a chunk; judge calls (if any) go out together, concurrently."""
         compat = None if self.config.answer_rules == "paper" else self.config.answer_rules
         answers = [parsed.answer if parsed is not None else None for _, parsed in work]
