@@ -277,7 +277,7 @@ def _score_many(
                 and (out / failure.name / SUMMARY_FILE).is_file()
             )
             note = " (its folder keeps an earlier run's results)" if previous else ""
-            err_console.print(f"  {failure}{note}", highlight=False, markup=False)
+            err_console.print(f"  {failure}{note}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_INPUT)
 
 
