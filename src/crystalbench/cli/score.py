@@ -53,7 +53,7 @@ def score(
     more: Annotated[
         Optional[list[str]],  # noqa: UP045
         typer.Argument(
-            metavar="[PREDICTIONS]...",
+            metavar="PREDICTIONS",
             help="More prediction files (what an unquoted shell glob after -p expands to)",
             show_default=False,
         ),
@@ -145,9 +145,9 @@ def score(
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json.
 
-    Several prediction sets (-p A=a.jsonl -p B=b.jsonl, a folder or a glob) are scored in
-    one process with one encoder, each into OUT/NAME/, and ranked in one table. A bad
-    set fails alone; the exit code is then 2, after the others are written.
+    Several sets (-p A=a.jsonl -p B=b.jsonl, a folder, a glob): one encoder, OUT/NAME/ each.
+
+    A bad set fails alone: exit code 2 once the others are scored and written.
     """
     from crystalbench.data import load_benchmark
     from crystalbench.predictions import load_predictions
