@@ -262,3 +262,6 @@ serve-rewards`` (as ``--token``) and by the client :class:`RemoteRewardScorer`."
 
 # --- review app -----------------------------------------------------------------------------------
 # (``crystal review serve``: annotators per task, holds, sessions, rate limits.)
+
+# --- evaluator validation -------------------------------------------------------------------------
+# (``crystal validate`` / ``crystal ablate``: cosine bands, pairs per band, intervals.)
