@@ -94,8 +94,8 @@ ENCODE_CALL_TEXTS: Final = 256
 forward batches; a larger forward batch times the number of workers wins). Calls are this
 small so that vectors reach the on-disk cache while a long run goes on (see
 ``CACHE_COMMIT_SECONDS``) and the progress bar moves; texts are length-sorted across the
-whole lookup first, so the forward batches are the same as with one large call. It was 4,096
-before the cache was committed in small batches."""
+whole lookup first (shortest first), so forward batches still hold texts of similar length.
+It was 4,096 before the cache was committed in small batches."""
 
 SCORE_CHUNK_ITEMS: Final = 4096
 """Items scored per chunk; bounds memory on very large runs."""

@@ -71,7 +71,7 @@ def test_length_sorted_batches(tmp_path):
     inner = CountingEncoder(HashEncoder(dim=32))
     front = CachingEncoder(inner, None, batch_size=2)
     front.lookup(["aaaa", "a", "aaa", "aa", "aaaaa"])
-    assert inner.calls == [["aaaaa", "aaaa"], ["aaa", "aa"], ["a"]]
+    assert inner.calls == [["a", "aa"], ["aaa", "aaaa"], ["aaaaa"]]
 
 
 def test_cache_is_keyed_by_encoder_identity(tmp_path):

@@ -207,8 +207,8 @@ class EncodeStats:
 class CachingEncoder:
     """Deduplicates texts, reads the cache, encodes the misses in length-sorted batches.
 
-    The misses of one lookup are sorted by length once, then handed to the encoder a few
-    hundred at a time (the encoder splits them into forward batches); computed vectors are
+    The misses of one lookup are sorted by length once (shortest first), then handed to the
+    encoder a few hundred at a time (the encoder splits them into forward batches); computed vectors are
     committed to the store after the call during which ``commit_seconds`` have passed since
     the last commit, and at the end of the lookup, also when it fails or is interrupted.
 
@@ -357,6 +357,8 @@ class CachingEncoder:
     def _length_sorted_batches(
         wanted: list[tuple[str, bytes]], size: int
     ) -> Iterator[list[tuple[str, bytes]]]:
-        ordered = sorted(wanted, key=lambda pair: len(pair[0]), reverse=True)
+        # Shortest first: the first vectors (and the first commit, and the progress bar)
+        # come quickly; forward batches hold texts of similar length either way.
+        ordered = sorted(wanted, key=lambda pair: len(pair[0]))
         for start in range(0, len(ordered), size):
             yield ordered[start : start + size]
