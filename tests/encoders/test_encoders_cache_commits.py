@@ -18,7 +18,7 @@ from crystalbench.encoders import CachingEncoder, EmbeddingStore, HashEncoder
 from crystalbench.encoders.cache import text_key
 from fakes import CountingEncoder
 
-STEPS = [f"Step {i}: the bar for {1990 + i % 30} reaches {i % 97} million tonnes." for i in range(100)]
+STEPS = [f"The bar for {1990 + i % 30} reaches {i % 97} million tonnes ({i})." for i in range(100)]
 
 
 class FakeClock:

@@ -208,9 +208,10 @@ class CachingEncoder:
     """Deduplicates texts, reads the cache, encodes the misses in length-sorted batches.
 
     The misses of one lookup are sorted by length once (shortest first), then handed to the
-    encoder a few hundred at a time (the encoder splits them into forward batches); computed vectors are
-    committed to the store after the call during which ``commit_seconds`` have passed since
-    the last commit, and at the end of the lookup, also when it fails or is interrupted.
+    encoder a few hundred at a time (the encoder splits them into forward batches);
+    computed vectors are committed to the store after the call during which
+    ``commit_seconds`` have passed since the last commit, and at the end of the lookup,
+    also when it fails or is interrupted.
 
     Args:
         encoder: The real encoder.
