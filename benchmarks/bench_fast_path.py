@@ -53,7 +53,25 @@ class Table:
 
 
 def encode_all(
-    backend: str, encoder_name: str, texts: list[str], call_texts: int | None = None
+    backend: str,
+    encoder_name: str,
+    texts: list[str],
+    call_texts: int | None = None,
+    keep: Path | None = None,
+) -> tuple[str, dict, float]:
+    """Every text's vector on one path (kept in ``keep`` and read back when it is there)."""
+    if keep is not None and keep.is_file():
+        saved = np.load(keep)
+        return str(saved["identity"]), dict(zip(texts, saved["vectors"], strict=True)), 0.0
+    identity, vectors, seconds = _encode(backend, encoder_name, texts, call_texts)
+    if keep is not None:
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(keep, identity=identity, vectors=np.stack([vectors[t] for t in texts]))
+    return identity, vectors, seconds
+
+
+def _encode(
+    backend: str, encoder_name: str, texts: list[str], call_texts: int | None
 ) -> tuple[str, dict, float]:
     encoder = load_encoder(encoder_name, backend=backend, device="cpu")
     front = CachingEncoder(encoder, batch_size=call_texts)  # no disk cache
@@ -125,6 +143,18 @@ def compare_runs(
     return out
 
 
+def patch_float64_cosines() -> None:
+    """Experiment: score with cosines accumulated in float64 (see ``--cosine``)."""
+    import crystalbench.scoring
+
+    def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
+        if pred.ndim != 2 or ref.ndim != 2 or not pred.shape[0] or not ref.shape[0]:
+            return np.zeros((pred.shape[0] if pred.ndim == 2 else 0, len(ref)), np.float32)
+        return (pred.astype(np.float64) @ ref.astype(np.float64).T).astype(np.float32)
+
+    crystalbench.scoring.cosine_matrix = cosine_matrix  # type: ignore[assignment]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=300)
@@ -134,6 +164,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--save", type=Path, default=HERE / "results" / "raw")
     parser.add_argument(
         "--control", action="store_true", help="also compare torch with torch batched differently"
+    )
+    parser.add_argument(
+        "--keep-vectors", action="store_true", help="save each path's vectors and reuse them"
+    )
+    parser.add_argument(
+        "--cosine",
+        choices=("shipped", "float64"),
+        default="shipped",
+        help="experiment: compute the cosine matrix in float64 (then float32), so that "
+        "identical steps get bit-identical cosines and tie exactly",
     )
     args = parser.parse_args(argv)
     root = HERE / "workdir" / "fast-path" / f"w{args.items}x{args.sets}-{args.workload}"
@@ -149,8 +189,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     print(f"{len(texts)} distinct texts, {args.items} items x {args.sets} sets")
-    torch_id, torch_vec, torch_s = encode_all("torch", args.encoder, texts)
-    fast_id, fast_vec, fast_s = encode_all("auto", args.encoder, texts)
+    digest = hashlib.sha256("".join(texts).encode()).hexdigest()[:12]
+    keep = (lambda tag: root / f"vectors-{tag}-{digest}.npz") if args.keep_vectors else None
+    torch_id, torch_vec, torch_s = encode_all(
+        "torch", args.encoder, texts, keep=keep("torch") if keep else None
+    )
+    fast_id, fast_vec, fast_s = encode_all(
+        "auto", args.encoder, texts, keep=keep("auto") if keep else None
+    )
     print(f"torch {torch_id}: {torch_s:.1f} s; default path {fast_id}: {fast_s:.1f} s")
     a = np.stack([torch_vec[t] for t in texts])
     b = np.stack([fast_vec[t] for t in texts])
@@ -170,9 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_component_difference": component_gap,
         "max_self_cosine_gap": cosine_gap,
         "within_1e-5": component_gap < 1e-5,
+        "cosine": args.cosine,
         "modes": {},
     }
-    digest = hashlib.sha256("".join(texts).encode()).hexdigest()[:12]
+    if args.cosine == "float64":
+        patch_float64_cosines()
     print("torch path against the default path:")
     report["modes"] = compare_runs(
         bench, sets, args.encoder, (f"torch:{digest}", torch_vec), (f"fast:{digest}", fast_vec)
@@ -180,13 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.control:
         # The same torch model with another call size (other batch compositions): the
         # near-ties it flips are flipped by batching alone, with no ONNX involved.
-        _, other_vec, _ = encode_all("torch", args.encoder, texts, call_texts=4096)
+        _, other_vec, _ = encode_all(
+            "torch", args.encoder, texts, 4096, keep=keep("torch4096") if keep else None
+        )
         print("control, torch against torch with 4,096-text calls:")
         report["control_torch_batching"] = compare_runs(
             bench, sets, args.encoder, (f"torch:{digest}", torch_vec), (f"t4k:{digest}", other_vec)
         )
     args.save.mkdir(parents=True, exist_ok=True)
-    path = args.save / f"fast-path-{args.items}x{args.sets}.json"
+    suffix = "" if args.cosine == "shipped" else f"-cosine-{args.cosine}"
+    path = args.save / f"fast-path-{args.items}x{args.sets}{suffix}.json"
     path.write_text(json.dumps(report, indent=2))
     print(f"wrote {path}")
     return 0

@@ -443,12 +443,13 @@ class OnnxEncoder:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` as unit-length float32 rows (length-sorted batches inside)."""
+        """Embed ``texts`` as unit-length float32 rows (length-sorted batches inside, the
+        shortest first, so the first batch of a run comes back quickly)."""
         if not texts:
             self.load()
             dim = self._export.dim if self._export is not None else 0
             return np.zeros((0, dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda k: len(texts[k]), reverse=True)
+        order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
         out: np.ndarray | None = None
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
