@@ -218,6 +218,7 @@ def cb_score_argv(
 def cm_argv(files: workload.WorkloadFiles, k: int, encoder: str, out: Path) -> list[str]:
     """``crystal-metrics evaluate`` arguments (threshold 0.35, alpha 0.3, LIS)."""
     assert files.cm_references is not None
+    out.parent.mkdir(parents=True, exist_ok=True)
     return [
         "evaluate",
         str(files.cm_predictions[k]),
