@@ -189,7 +189,9 @@ class Scorer:
         progress: ProgressHook | None = None,
     ) -> None:
         self.config = config or ScoreConfig()
-        self.encoder = encoder or load_encoder(self.config.encoder, device=self.config.device)
+        self.encoder = encoder or load_encoder(
+            self.config.encoder, device=self.config.device, cache_dir=self.config.cache_dir
+        )
         if store is None and self.config.use_cache:
             store = EmbeddingStore.default(self.config.cache_dir)
         self.store = store
