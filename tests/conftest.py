@@ -12,7 +12,6 @@ import pytest
 from crystalbench.config import ScoreConfig
 from fakes import HASH_CONFIG
 
-
 _SESSION_CACHE: list[str] = []
 
 
