@@ -285,7 +285,7 @@ class Scorer:
         pred = matrix[[rows[s] for s in pred_steps]]
         ref = matrix[[rows[s] for s in ref_steps]]
         chain = chain_fields(
-            cosine_matrix(pred, ref),
+            cosine_matrix(pred, ref, self.rules),
             rules=self.rules,
             alpha=self.config.alpha,
             order_metric=self.config.order_metric,
