@@ -102,7 +102,7 @@ def serve_rewards(
     loopback unless --host says otherwise; give a --token when it does.
     """
     from crystalbench.compat.matching import match_rules
-    from crystalbench.encoders import default_cache_dir
+    from crystalbench.paths import default_cache_dir
     from crystalbench.rewards.encoder_loading import load_reward_encoder
     from crystalbench.rewards.scorer import RewardScorer
     from crystalbench.rewards.server import RewardServer, ServerLimits, configure_logging

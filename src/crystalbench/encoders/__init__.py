@@ -33,6 +33,7 @@ from crystalbench.encoders.cache import (
     default_cache_dir,
 )
 from crystalbench.encoders.hashing import HashEncoder, OneHotEncoder
+from crystalbench.encoders.loading import BACKENDS, check_backend, load_single_encoder
 
 __all__ = [
     "BACKENDS",
@@ -48,11 +49,8 @@ __all__ = [
     "gpu_visible",
     "l2_normalise",
     "load_encoder",
+    "load_single_encoder",
 ]
-
-
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
-"""How sentence-transformers models run: automatic, PyTorch, ONNX Runtime fp32 or int8."""
 
 
 def load_encoder(
@@ -96,10 +94,7 @@ def load_encoder(
         >>> type(load_encoder("minilm-offline", device="cuda")).__name__
         'SentenceTransformerEncoder'
     """
-    if backend not in BACKENDS:
-        from crystalbench.errors import UnknownNameError
-
-        raise UnknownNameError("encoder backend", backend, BACKENDS)
+    check_backend(backend)
     if workers > 1 or (devices is not None and len(devices) > 1):
         from crystalbench.encoders.parallel import EncoderSpec, ParallelEncoder
 
@@ -116,35 +111,12 @@ def load_encoder(
         return ParallelEncoder(spec, workers=workers, devices=devices)
     if devices:
         device = devices[0]
-    if name == "hash":
-        if backend not in ("auto", "torch") or dtype != "float32":
-            from crystalbench.errors import EncoderUnavailableError
-
-            raise EncoderUnavailableError(
-                f"the hash encoder has no {backend}/{dtype} variant; it only runs as is"
-            )
-        return HashEncoder()
-    from crystalbench.defaults import ENCODE_BATCH_SIZE
-
-    def torch_encoder() -> Encoder:
-        from crystalbench.encoders.sentence import SentenceTransformerEncoder
-
-        return SentenceTransformerEncoder(
-            name, device=device, dtype=dtype, batch_size=batch_size, threads=threads
-        )
-
-    if backend == "auto":
-        if choose_backend(name, device=device, dtype=dtype)[0] == "torch":
-            return torch_encoder()
-    elif backend == "torch":
-        return torch_encoder()
-    from crystalbench.encoders.onnx_backend import OnnxEncoder
-
-    onnx = OnnxEncoder(
+    return load_single_encoder(
         name,
-        precision="int8" if backend == "onnx-int8" else "fp32",
-        batch_size=batch_size or ENCODE_BATCH_SIZE,
-        cache_dir=cache_dir,
+        backend=backend,
+        device=device,
+        dtype=dtype,
+        batch_size=batch_size,
         threads=threads,
+        cache_dir=cache_dir,
     )
-    return onnx if backend != "auto" else AutoEncoder(onnx, torch_encoder)

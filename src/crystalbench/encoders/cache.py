@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import sqlite3
 import threading
 import time
@@ -25,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from crystalbench.defaults import CACHE_COMMIT_SECONDS, CACHE_DIR_ENV, ENCODE_CALL_TEXTS
+from crystalbench.defaults import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from crystalbench.encoders.base import Encoder
+from crystalbench.paths import default_cache_dir
 
 _SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit
 
@@ -37,16 +37,6 @@ _SCHEMA = (
     " encoder TEXT NOT NULL, key BLOB NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,"
     " UNIQUE (encoder, key))"
 )
-
-
-def default_cache_dir() -> Path:
-    """``$CRYSTALBENCH_CACHE_DIR``, else ``$XDG_CACHE_HOME/crystalbench``, else ``~/.cache/...``."""
-    env = os.environ.get(CACHE_DIR_ENV)
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "crystalbench"
 
 
 def text_key(text: str) -> bytes:

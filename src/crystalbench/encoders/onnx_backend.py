@@ -376,7 +376,7 @@ class OnnxEncoder:
     @property
     def export_folder(self) -> Path:
         """Where this model's export is cached."""
-        from crystalbench.encoders.cache import default_cache_dir
+        from crystalbench.paths import default_cache_dir
 
         base = self.cache_dir if self.cache_dir is not None else default_cache_dir()
         name = f"{_slug(self.label)}-{self.fingerprint}-v{EXPORT_RECIPE}"

@@ -51,9 +51,9 @@ class EncoderSpec:
 
     def build(self) -> Encoder:
         """Build the (single-process) encoder this spec describes."""
-        from crystalbench.encoders import load_encoder
+        from crystalbench.encoders.loading import load_single_encoder
 
-        return load_encoder(
+        return load_single_encoder(
             self.name,
             backend=self.backend,
             device=self.device,
