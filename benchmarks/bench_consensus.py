@@ -222,7 +222,9 @@ def speed(args: argparse.Namespace) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     sub = parser.add_subparsers(dest="scenario", required=True)
     p = sub.add_parser("sweep")
     p.add_argument("--encoder", default="minilm-offline")

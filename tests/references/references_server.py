@@ -64,8 +64,12 @@ def build_app(state: ServerState) -> FastAPI:
         with state.lock:
             state.log.append(entry)
         if "status" in reply:
-            error = {"error": {"message": reply.get("message", "injected"), "code": reply["status"]}}
-            return Response(json.dumps(error), status_code=reply["status"], media_type="application/json")
+            error = {
+                "error": {"message": reply.get("message", "injected"), "code": reply["status"]}
+            }
+            return Response(
+                json.dumps(error), status_code=reply["status"], media_type="application/json"
+            )
         text = reply.get("text", "")
         payload = {
             "id": "chatcmpl-ref",

@@ -8,9 +8,10 @@ styles so the consensus has real clusters to find:
 - ``gen-c``: the reference steps with "clearly" added, the last one left out;
 - ``gen-d``: the reference wording plus one distractor step in the middle.
 
-The item is recognised by its question and correct answer in the prompt. The validator accepts a chain unless
-the item is in ``reject_first`` (rejected the first time it is judged) or ``reject_always``.
-Per-(model, item) queues of bad replies (``bad``) are served before the good answer.
+The item is recognised by its question and correct answer in the prompt. The validator
+accepts a chain unless the item is in ``reject_first`` (rejected the first time it is
+judged) or ``reject_always``. Per-(model, item) queues of bad replies (``bad``) are served
+before the good answer.
 """
 
 from __future__ import annotations

@@ -18,16 +18,33 @@ def test_build_and_regenerate_from_flags(server, item_set, sample_items, tmp_pat
     flags = [f"--generator={g}={server.base_url}" for g in GENERATORS]
     result = runner.invoke(
         app,
-        ["references", "build", "--items", str(item_set), *flags,
-         "--validator", f"{VALIDATOR}={server.base_url}", "--encoder", "hash",
-         "--limit", "3", "--max-rounds", "1", "--theta", "0.7", "--out", str(out)],  # fmt: skip
+        [
+            "references",
+            "build",
+            "--items",
+            str(item_set),
+            *flags,
+            "--validator",
+            f"{VALIDATOR}={server.base_url}",
+            "--encoder",
+            "hash",
+            "--limit",
+            "3",
+            "--max-rounds",
+            "1",
+            "--theta",
+            "0.7",
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "items 3 | accepted 2 | rejected 1" in result.output
     assert "1 item(s) still rejected" in result.output
     config = json.loads((out / "config.json").read_text())["config"]
     assert [g["name"] for g in config["generators"]] == list(GENERATORS)
-    assert config["theta"] == 0.7 and config["max_rounds"] == 1
+    assert config["theta"] == 0.7
+    assert config["max_rounds"] == 1
 
     server.state.script.reject_always.clear()
     ids = tmp_path / "rejected.txt"
@@ -41,8 +58,17 @@ def test_build_and_regenerate_from_flags(server, item_set, sample_items, tmp_pat
 def test_bad_input_exits_2_with_a_message(item_set, tmp_path):
     result = runner.invoke(
         app,
-        ["references", "build", "--items", str(item_set), "--generator", "a=http://127.0.0.1:9/v1",
-         "--no-validator", "--out", str(tmp_path / "o")],  # fmt: skip
+        [
+            "references",
+            "build",
+            "--items",
+            str(item_set),
+            "--generator",
+            "a=http://127.0.0.1:9/v1",
+            "--no-validator",
+            "--out",
+            str(tmp_path / "o"),
+        ],
     )
     assert result.exit_code == 2
     assert "min_chains is 2" in result.output
@@ -53,6 +79,8 @@ def test_bad_input_exits_2_with_a_message(item_set, tmp_path):
     assert "has no base URL" in result.output
     ids = tmp_path / "ids.txt"
     ids.write_text("x\n")
-    result = runner.invoke(app, ["references", "regenerate", "--ids", str(ids), "--out", str(tmp_path)])
+    result = runner.invoke(
+        app, ["references", "regenerate", "--ids", str(ids), "--out", str(tmp_path)]
+    )
     assert result.exit_code == 2
     assert "not a reference build" in result.output

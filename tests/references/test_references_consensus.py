@@ -173,9 +173,7 @@ def test_match_previous_refuses_pairs_below_theta():
 
 _WORDS = ["red", "bar", "tall", "axis", "label", "two", "sum", "angle", "side", "blue"]
 step_text = st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4).map(" ".join)
-chains_strategy = st.lists(
-    st.lists(step_text, min_size=1, max_size=5), min_size=1, max_size=4
-).map(
+chains_strategy = st.lists(st.lists(step_text, min_size=1, max_size=5), min_size=1, max_size=4).map(
     lambda lists: [
         CandidateChain(model=f"m{i % 3}", seed=i, steps=tuple(steps), sample=i // 3)
         for i, steps in enumerate(lists)
@@ -215,9 +213,7 @@ def test_one_chain_gives_itself_back(steps, theta):
 @settings(max_examples=60, deadline=None)
 @given(chains=chains_strategy, theta=st.floats(-0.5, 1.0), min_support=st.integers(1, 3))
 def test_every_output_step_is_a_real_candidate_step(chains, theta, min_support):
-    result = consensus_from_embeddings(
-        chains, _embed(chains), theta=theta, min_support=min_support
-    )
+    result = consensus_from_embeddings(chains, _embed(chains), theta=theta, min_support=min_support)
     by_ref = {(c.model, c.seed, c.sample, i): s for c in chains for i, s in enumerate(c.steps)}
     for step, prov in zip(result.steps, result.provenance, strict=True):
         medoid = prov.medoid

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-from conftest import FAST, config_data
+from references_helpers import FAST, config_data
 from scripted_models import GENERATORS, VALIDATOR, ScriptedModels, chain_for
+from typer.testing import CliRunner
 
+from crystalbench.cli.main import app
 from crystalbench.data import load_benchmark
 from crystalbench.errors import InputError
-from crystalbench.cli.main import app
 from crystalbench.references import (
     build_references,
     load_references_config,
@@ -64,7 +64,11 @@ def test_build_on_the_sample_with_rejections_and_another_round(
     assert len({c["key"] for c in candidates}) == len(candidates) == 40 * 4 + 4 * 4
     for item_id in (ids[0], ids[7], ids[20], ids[33]):
         by_round = {
-            r: {c["model"]: c["seed"] for c in candidates if c["item_id"] == item_id and c["round"] == r}
+            r: {
+                c["model"]: c["seed"]
+                for c in candidates
+                if c["item_id"] == item_id and c["round"] == r
+            }
             for r in (1, 2)
         }
         assert set(by_round[1]) == set(by_round[2]) == set(GENERATORS)
@@ -84,7 +88,9 @@ def test_build_on_the_sample_with_rejections_and_another_round(
     for item in bench.items:
         provenance = item.metadata["reference_provenance"]
         assert len(provenance) == len(item.reference_steps) >= 1
-        assert item.metadata["reference_round"] == (2 if item.id in (ids[0], ids[7], ids[20]) else 1)
+        assert item.metadata["reference_round"] == (
+            2 if item.id in (ids[0], ids[7], ids[20]) else 1
+        )
         candidate_steps = {
             s for model in GENERATORS for s in chain_for(model, by_id[item.id].reference_steps)
         }
@@ -103,16 +109,29 @@ def test_build_on_the_sample_with_rejections_and_another_round(
     predictions = SAMPLE_PREDICTIONS / "terse-precise.jsonl"
     scored = CliRunner().invoke(
         app,
-        ["score", "-b", str(out), "-p", str(predictions), "-o", str(tmp_path / "scored"),
-         "--encoder", "hash", "--no-cache", "--lenient"],  # fmt: skip
+        [
+            "score",
+            "-b",
+            str(out),
+            "-p",
+            str(predictions),
+            "-o",
+            str(tmp_path / "scored"),
+            "--encoder",
+            "hash",
+            "--no-cache",
+            "--lenient",
+        ],
     )
     assert scored.exit_code == 0, scored.output
     assert json.loads((tmp_path / "scored" / "summary.json").read_text())["n_items"] == 39
 
     report = (out / "report.html").read_text()
     assert "Reference construction: 39 of 40 items accepted" in report
-    assert ids[33] in report and "step 2 is out of order" in report
-    assert "http://" not in report.replace(server.base_url, "") and "<script" not in report
+    assert ids[33] in report
+    assert "step 2 is out of order" in report
+    assert "http://" not in report.replace(server.base_url, "")
+    assert "<script" not in report
 
 
 def test_rerun_of_a_finished_build_sends_nothing(server, item_set, sample_items, tmp_path):
@@ -194,7 +213,8 @@ def test_too_few_chains_fails_the_round_and_regenerates(server, item_set, sample
     result = build(server, item_set, out, limit=1)
     assert result.accepted == [item.id]
     first = rows(out / "consensus.jsonl")[0]
-    assert first["failure"] == "too_few_chains" and first["chain"] is None
+    assert first["failure"] == "too_few_chains"
+    assert first["chain"] is None
     assert result.summary["gates"] == {"accepted": 1, "too_few_chains": 1}
     assert load_benchmark(out).items[0].metadata["reference_round"] == 2
 

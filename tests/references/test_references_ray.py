@@ -7,13 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import config_data
+from references_helpers import config_data
 from scripted_models import GENERATORS, ScriptedModels
 
 from crystalbench.data import load_benchmark
 from crystalbench.inference.records import GenerationSettings
-from crystalbench.references import ModelEndpoint, ReferencesConfig, build_references
-from crystalbench.references import load_references_config
+from crystalbench.references import (
+    ModelEndpoint,
+    ReferencesConfig,
+    build_references,
+    load_references_config,
+)
 from crystalbench.references.engine import Job
 from crystalbench.references.ray_engine import (
     vllm_processor_kwargs,
@@ -98,7 +102,8 @@ def test_vllm_processor_arguments_map_from_the_model_options():
         "gpu_memory_utilization": 0.9,
     }
     assert kwargs["accelerator_type"] == "H100"
-    assert kwargs["batch_size"] == 8 and kwargs["concurrency"] == 3
+    assert kwargs["batch_size"] == 8
+    assert kwargs["concurrency"] == 3
     assert kwargs["should_continue_on_error"] is True
     override = ModelEndpoint(name="m", vllm={"model_source": "/models/m"})
     assert vllm_processor_kwargs(override, config)["model_source"] == "/models/m"
@@ -110,9 +115,19 @@ def test_vllm_rows_carry_the_image_prompt_and_seed_and_keep_errors(sample_items)
     row = vllm_request(Job("k1", item.id, "m", "Explain.", settings, image_path=item.image))
     content = row["messages"][0]["content"]
     assert content[0]["image_url"]["url"].startswith("data:image/png;base64,")
-    assert row["sampling_params"] == {"temperature": 0.7, "max_tokens": 256, "top_p": 0.95, "seed": 123}
+    assert row["sampling_params"] == {
+        "temperature": 0.7,
+        "max_tokens": 256,
+        "top_p": 0.95,
+        "seed": 123,
+    }
     failed = vllm_result({"key": "k1", "__inference_error__": "prompt too long"})
-    assert failed.error_kind == "generation" and not failed.ok
-    done = vllm_result({"key": "k1", "generated_text": "{}", "num_generated_tokens": 3, "__inference_error__": ""})
-    assert done.ok and done.text == "{}" and done.completion_tokens == 3
+    assert failed.error_kind == "generation"
+    assert not failed.ok
+    done = vllm_result(
+        {"key": "k1", "generated_text": "{}", "num_generated_tokens": 3, "__inference_error__": ""}
+    )
+    assert done.ok
+    assert done.text == "{}"
+    assert done.completion_tokens == 3
     assert GENERATORS  # the scripted models are shared with the Ray test above

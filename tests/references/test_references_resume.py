@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import yaml
-from conftest import config_data
+from references_helpers import config_data
 from scripted_models import GENERATORS, ScriptedModels
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -80,7 +80,8 @@ def test_kill_minus_nine_then_resume_loses_and_repeats_nothing(
     assert again.returncode == 0, again.stderr
     resumed = {r["id"]: r for r in rows(out / "benchmark.jsonl")}
     reference = {r["id"]: r for r in rows(clean / "benchmark.jsonl")}
-    assert list(resumed) == list(reference) and len(resumed) == 16
+    assert list(resumed) == list(reference)
+    assert len(resumed) == 16
     for item_id, record in reference.items():
         assert resumed[item_id]["reference_steps"] == record["reference_steps"]
         assert resumed[item_id]["metadata"] == record["metadata"]

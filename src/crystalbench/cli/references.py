@@ -100,9 +100,7 @@ def build(
             "repeated NAME for replicas)",
         ),
     ] = None,
-    validator: Annotated[
-        str | None, typer.Option(help="NAME=BASE_URL of the validator")
-    ] = None,
+    validator: Annotated[str | None, typer.Option(help="NAME=BASE_URL of the validator")] = None,
     no_validator: Annotated[
         bool, typer.Option("--no-validator", help="Accept every consensus chain (no gate)")
     ] = False,
@@ -112,9 +110,15 @@ def build(
     ] = None,
     engine: Annotated[str | None, typer.Option(help="local or ray")] = None,
     theta: Annotated[float | None, typer.Option(help="Link steps at cosine >= theta")] = None,
-    min_support: Annotated[int | None, typer.Option(help="Keep clusters with this many chains")] = None,
-    max_rounds: Annotated[int | None, typer.Option(help="Rounds before an item is reported")] = None,
-    samples: Annotated[int | None, typer.Option(help="Chains per generator, item and round")] = None,
+    min_support: Annotated[
+        int | None, typer.Option(help="Keep clusters with this many chains")
+    ] = None,
+    max_rounds: Annotated[
+        int | None, typer.Option(help="Rounds before an item is reported")
+    ] = None,
+    samples: Annotated[
+        int | None, typer.Option(help="Chains per generator, item and round")
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Base seed of every request's seed")] = None,
     concurrency: Annotated[
         int | None, typer.Option(help="Requests in flight per base URL (every model)")
@@ -185,7 +189,9 @@ def regenerate(
     from crystalbench.references import read_ids_file, regenerate_references
     from crystalbench.references.config import ModelEndpoint, endpoints_from_flags
 
-    stored = json.loads((out / "config.json").read_text()) if (out / "config.json").is_file() else {}
+    stored = (
+        json.loads((out / "config.json").read_text()) if (out / "config.json").is_file() else {}
+    )
     saved = stored.get("config", {})
     overrides: dict[str, Any] = {}
     if generator:

@@ -318,7 +318,7 @@ def endpoints_from_flags(
         merged.setdefault(name, []).extend(u for u in urls if u not in merged.get(name, []))
     out = []
     for name, urls in merged.items():
-        base = known[name].model_dump() if name in known else {"name": name}
+        base: dict[str, Any] = known[name].model_dump() if name in known else {"name": name}
         if urls:
             base["base_urls"] = urls
         out.append(base)

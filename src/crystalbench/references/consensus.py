@@ -336,9 +336,7 @@ def consensus_from_embeddings(
             id_sequence(result.order, {local[c]: v for c, v in matched.items()}, len(previous)),
             list(range(len(previous))),
         )
-    provenance = [
-        entries[c].model_copy(update={"previous_index": matched.get(c)}) for c in order
-    ]
+    provenance = [entries[c].model_copy(update={"previous_index": matched.get(c)}) for c in order]
     return ConsensusChain(
         steps=[entry.medoid.text for entry in provenance],
         provenance=provenance,

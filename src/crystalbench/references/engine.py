@@ -172,7 +172,9 @@ async def answer_job(
                     http_attempts=attempt,
                 )
             if error.image_too_large and request.image is not None:
-                side = retry.next_side(request.image_max_side, max(request.image.variant_size(None)))
+                side = retry.next_side(
+                    request.image_max_side, max(request.image.variant_size(None))
+                )
                 if side is not None:
                     request.image_max_side = side
                     continue
@@ -241,7 +243,9 @@ class LocalEngine:
         if name not in self._backends:
             given = self._given.get(name)
             self._backends[name] = (
-                given if given is not None else build_endpoint_backend(self.endpoints[name], self.config)
+                given
+                if given is not None
+                else build_endpoint_backend(self.endpoints[name], self.config)
             )
         return self._backends[name]
 
@@ -278,7 +282,7 @@ class LocalEngine:
         for job in jobs:
             queues[job.model].put_nowait(job)
             remaining[job.item_id] += 1
-        prepared: dict[str, PreparedImage | None | Exception] = {}
+        prepared: dict[str, PreparedImage | Exception | None] = {}
         aborted: list[JobResult] = []
 
         def image_for(item_id: str) -> PreparedImage | None:
@@ -319,16 +323,21 @@ class LocalEngine:
                 except Exception as exc:
                     text = str(exc)
                     message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-                    done(job, JobResult(key=job.key, error=message, error_kind="image", http_attempts=0))
+                    done(
+                        job,
+                        JobResult(key=job.key, error=message, error_kind="image", http_attempts=0),
+                    )
                     continue
                 result = await answer_job(
                     backend, job, image, self.retry, self.rng, self.config.max_image_side
                 )
                 if result.latency_s is None and result.ok:
-                    result = JobResult(**{**result.__dict__, "latency_s": time.perf_counter() - started})
+                    result = JobResult(
+                        **{**result.__dict__, "latency_s": time.perf_counter() - started}
+                    )
                 done(job, result)
 
-        tasks = []
+        tasks: list[asyncio.Future[None]] = []
         for model, queue in queues.items():
             backend = self.backend(model)
             n_workers = max(1, min(queue.qsize(), 2 * backend.max_in_flight))

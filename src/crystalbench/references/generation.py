@@ -108,9 +108,10 @@ def derive_seed(
     """A request's seed: SHA-256 of its coordinates, as a non-negative 31-bit integer.
 
     Examples:
-        >>> derive_seed(0, "gen", "a", "qwen", 1, 0, 0) == derive_seed(0, "gen", "a", "qwen", 1, 0, 0)
+        >>> first = derive_seed(0, "gen", "a", "qwen", 1, 0, 0)
+        >>> first == derive_seed(0, "gen", "a", "qwen", 1, 0, 0)
         True
-        >>> derive_seed(0, "gen", "a", "qwen", 1, 0, 0) != derive_seed(0, "gen", "a", "qwen", 2, 0, 0)
+        >>> first != derive_seed(0, "gen", "a", "qwen", 2, 0, 0)
         True
         >>> 0 <= derive_seed(5, "val", "x", "m", 3, 0, 2) < 2**31
         True

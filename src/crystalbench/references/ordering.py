@@ -38,8 +38,10 @@ def levenshtein(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     ``[1, 12]`` and ``[11, 2]`` would look alike).
 
     Examples:
-        >>> levenshtein([0, 1, 2], [0, 2]), levenshtein([], [5, 6]), levenshtein("kitten", "sitting")
-        (1, 2, 3)
+        >>> levenshtein([0, 1, 2], [0, 2]), levenshtein([], [5, 6])
+        (1, 2)
+        >>> levenshtein("kitten", "sitting")
+        3
         >>> levenshtein([1, 12], [11, 2])
         2
     """

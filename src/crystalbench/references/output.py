@@ -54,7 +54,8 @@ def _write_image(out: Path, item: BenchmarkItem, data: bytes) -> str:
 def accepted_item(builder: Builder, plan: ItemPlan) -> BenchmarkItem:
     """The benchmark record of an accepted item (image path still the input's)."""
     outcome = plan.outcome
-    assert outcome is not None and outcome.chain is not None
+    assert outcome is not None
+    assert outcome.chain is not None
     chain = outcome.chain
     item = builder.items[plan.item_id]
     verdict = outcome.verdict
@@ -93,7 +94,7 @@ def write_outputs(
             image = _write_image(out, record, data) if data else None
             writer.write(record.model_copy(update={"image": image}))
     with AtomicJsonlWriter(out / REJECTED_FILE) as writer:
-        for item_id, plan in plans.items():
+        for plan in plans.values():
             if plan.stage == "rejected":
                 writer.write(rejected_entry(plan))
     summary = summarise(builder, plans, warnings=warnings)
@@ -160,7 +161,8 @@ def summarise(
     full_support = 0
     n_steps = 0
     for plan in accepted:
-        assert plan.outcome is not None and plan.outcome.chain is not None
+        assert plan.outcome is not None
+        assert plan.outcome.chain is not None
         for step in plan.outcome.chain.provenance:
             support[step.support] += 1
             medoids[step.medoid.model] += 1
@@ -295,9 +297,7 @@ def item_views(builder: Builder, plans: dict[str, ItemPlan]) -> list[dict[str, A
                 ],
                 "candidates": candidates,
                 "chain": last.chain.model_dump(mode="json") if last and last.chain else None,
-                "verdict": last.verdict.model_dump(mode="json")
-                if last and last.verdict
-                else None,
+                "verdict": last.verdict.model_dump(mode="json") if last and last.verdict else None,
             }
         )
     return views

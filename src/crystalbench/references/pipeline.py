@@ -322,9 +322,9 @@ class Builder:
                         break
         previous = None
         for earlier in range(round_ - 1, 0, -1):
-            record = self.journals.consensus.get(round_key(item_id, earlier))
-            if record is not None and record.chain is not None and record.chain.steps:
-                previous = list(record.chain.steps)
+            before = self.journals.consensus.get(round_key(item_id, earlier))
+            if before is not None and before.chain is not None and before.chain.steps:
+                previous = list(before.chain.steps)
                 break
         return ConsensusTask(item_id, round_, chains, previous, keys)
 
@@ -345,7 +345,9 @@ class Builder:
             attempt += 1
         if attempt >= config.output_attempts:
             return last, None
-        seed = derive_seed(config.seed, "validate", item.id, config.validator.name, round_, 0, attempt)
+        seed = derive_seed(
+            config.seed, "validate", item.id, config.validator.name, round_, 0, attempt
+        )
         job = Job(
             key=verdict_key(item.id, round_, attempt),
             item_id=item.id,
@@ -358,7 +360,14 @@ class Builder:
 
     # ------------------------------------------------------------------ work
     def image(self, item_id: str) -> bytes | None:
-        return self.benchmark.image_bytes(self.items[item_id])
+        """The item's image bytes, read through the benchmark's loader (which refuses files
+        outside the allowed folders); the engine decodes and checks them once, for every
+        request of the item (``Benchmark.image_bytes`` would decode them a second time)."""
+        item = self.items[item_id]
+        loader = self.benchmark.image_loader
+        if loader is None:
+            return None
+        return loader(item) or None
 
     def record_candidate(self, result: JobResult) -> None:
         item_id, model, round_text, sample_text, attempt_text = result.key.rsplit("|", 4)
@@ -395,7 +404,7 @@ class Builder:
         else:
             status, parsed = classify_output(result.text, result.finish_reason)
             record = CandidateRecord(
-                status=status,  # type: ignore[arg-type]
+                status=status,
                 steps=list(parsed.steps),
                 answer=parsed.answer,
                 parse_status=parsed.status,
@@ -418,7 +427,13 @@ class Builder:
             "round": round_,
             "attempt": attempt,
             "seed": derive_seed(
-                self.config.seed, "validate", item_id, self.config.validator.name, round_, 0, attempt
+                self.config.seed,
+                "validate",
+                item_id,
+                self.config.validator.name,
+                round_,
+                0,
+                attempt,
             ),
             "model": self.config.validator.name,
             "chain_hash": chain_hash(steps),
@@ -436,7 +451,7 @@ class Builder:
         else:
             verdict = parse_verdict(result.text)
             record = VerdictRecord(
-                status=verdict.status,  # type: ignore[arg-type]
+                status=verdict.status,
                 accept=verdict.accept,
                 first_error_step=verdict.first_error_step,
                 reasons=verdict.reasons,
@@ -489,8 +504,7 @@ class Builder:
             if generate:
                 rounds = sorted({p.round for p in plans.values() if p.stage == "generate"})
                 self.on_event(
-                    f"generation: {len(generate)} requests "
-                    f"(round {', '.join(map(str, rounds))})"
+                    f"generation: {len(generate)} requests (round {', '.join(map(str, rounds))})"
                 )
                 self.engine.run(generate, self.image, self.record_candidate)
                 continue
@@ -677,7 +691,9 @@ def regenerate_references(
     from crystalbench.references.config import load_references_config
 
     config = load_references_config(overrides=data)
-    return _run(config, folder, benchmark, engine, encoder, on_event, write, regenerate=(ids, source))
+    return _run(
+        config, folder, benchmark, engine, encoder, on_event, write, regenerate=(ids, source)
+    )
 
 
 def _run(
@@ -697,9 +713,7 @@ def _run(
     with lock_folder(out):
         _check_folder(out, config, resume_only=regenerate is not None)
         if any(item.reference_steps for item in items.items):
-            warnings.append(
-                "the items already have reference_steps: they are ignored and rebuilt"
-            )
+            warnings.append("the items already have reference_steps: they are ignored and rebuilt")
         own_engine = engine is None
         if engine is None:
             engine = make_engine(config)

@@ -53,7 +53,6 @@ from crystalbench.references.config import ModelEndpoint, ReferencesConfig
 from crystalbench.references.consensus import CandidateChain, ConsensusChain
 from crystalbench.references.engine import ImageSource, Job, JobResult, LocalEngine, answer_job
 
-
 IO_ACTOR_CPUS = 0.25
 """CPUs reserved per reading and HTTP actor: they wait on the network, so four share a core
 (and a small local instance still fits every stage at once)."""
@@ -62,7 +61,7 @@ IO_ACTOR_CPUS = 0.25
 def _ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401
+        import ray.data
     except ImportError as exc:
         raise BackendUnavailableError(
             "--engine ray needs Ray Data: pip install 'crystalbench[ray]'"
@@ -168,7 +167,10 @@ class _HttpGenerate:
             image = images[job.item_id]
         except Exception as exc:
             return JobResult(
-                key=job.key, error=f"{type(exc).__name__}: {exc}", error_kind="image", http_attempts=0
+                key=job.key,
+                error=f"{type(exc).__name__}: {exc}",
+                error_kind="image",
+                http_attempts=0,
             )
         return await answer_job(
             self._backend(job.model), job, image, self.retry, self.rng, self.config.max_image_side
@@ -233,7 +235,7 @@ def vllm_processor_kwargs(endpoint: ModelEndpoint, config: ReferencesConfig) -> 
         (True, {'enabled': True})
     """
     options = dict(endpoint.vllm or {})
-    lifted = {
+    lifted: dict[str, Any] = {
         name: options.pop(name)
         for name in ("accelerator_type", "runtime_env", "placement_group_config")
         if name in options
@@ -267,12 +269,19 @@ def vllm_request(job: Job) -> dict[str, Any]:
         content.append({"type": "image_url", "image_url": {"url": image.data_url()}})
     content.append({"type": "text", "text": job.prompt})
     settings = job.settings
-    params: dict[str, Any] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
+    params: dict[str, Any] = {
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+    }
     if settings.top_p is not None:
         params["top_p"] = settings.top_p
     if settings.seed is not None:
         params["seed"] = settings.seed
-    return {"key": job.key, "messages": [{"role": "user", "content": content}], "sampling_params": params}
+    return {
+        "key": job.key,
+        "messages": [{"role": "user", "content": content}],
+        "sampling_params": params,
+    }
 
 
 def vllm_result(row: dict[str, Any]) -> JobResult:
@@ -387,15 +396,16 @@ class RayEngine:
             processor = build_processor(
                 vLLMEngineProcessorConfig(**vllm_processor_kwargs(endpoints[model], self.config)),
                 preprocess=lambda row: vllm_request(row_job(row["job"])),
-                postprocess=lambda row: {"key": row["key"], "result": result_text(vllm_result(row))},
+                postprocess=lambda row: {
+                    "key": row["key"],
+                    "result": result_text(vllm_result(row)),
+                },
             )
             dataset = processor(self.ray.data.from_items([job_row(job) for job in chosen]))
             for row in dataset.iter_rows():
                 on_result(JobResult(**json.loads(row["result"])))
 
-    def consensus_map(
-        self, tasks: Sequence[Any], config: ReferencesConfig
-    ) -> list[ConsensusChain]:
+    def consensus_map(self, tasks: Sequence[Any], config: ReferencesConfig) -> list[ConsensusChain]:
         """The consensus of each task, as a Ray map (results in task order)."""
         rows = [
             {
@@ -406,8 +416,13 @@ class RayEngine:
                         "round": task.round,
                         "previous": task.previous,
                         "chains": [
-                            {"model": c.model, "seed": c.seed, "steps": list(c.steps),
-                             "sample": c.sample, "key": c.key}  # fmt: skip
+                            {
+                                "model": c.model,
+                                "seed": c.seed,
+                                "steps": list(c.steps),
+                                "sample": c.sample,
+                                "key": c.key,
+                            }
                             for c in task.chains
                         ],
                     }

@@ -20,9 +20,7 @@ from typing import Any
 from crystalbench._version import __version__
 from crystalbench.io import atomic_write_text
 
-_CSP = (
-    "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
-)
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 
 
 def _e(value: Any) -> str:
@@ -85,7 +83,8 @@ def bar_chart(
         x = left + index * step
         parts.append(
             f'<rect class="bar" x="{x + 1:.1f}" y="{top + inner_h - h:.1f}" '
-            f'width="{max(step - 2, 1):.1f}" height="{h:.1f}"><title>{_e(key)}: {value}</title></rect>'
+            f'width="{max(step - 2, 1):.1f}" height="{h:.1f}">'
+            f"<title>{_e(key)}: {value}</title></rect>"
         )
         if index % label_every == 0:
             parts.append(
@@ -112,7 +111,10 @@ def bar_chart(
 
 def _card(value: Any, label: str, paper: str | None = None) -> str:
     extra = f'<div class="p">{_e(paper)}</div>' if paper else ""
-    return f'<div class="card"><div class="v">{_e(value)}</div><div class="l">{_e(label)}</div>{extra}</div>'
+    return (
+        f'<div class="card"><div class="v">{_e(value)}</div>'
+        f'<div class="l">{_e(label)}</div>{extra}</div>'
+    )
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], text_cols: int = 1) -> str:
@@ -267,7 +269,8 @@ def _cluster_html(step: Mapping[str, Any], number: int | None, dropped: bool = F
         f'<div class="{css}"><strong>{label}</strong> · support {step["support"]}/'
         f"{step['n_chains']} ({_e(', '.join(step['models']))}) · mean position "
         f"{step['mean_position']:.2f} · cohesion {step['cohesion']:.2f}"
-        f"<div>{_e(medoid['text'])} <span class=\"hint\">(medoid from {_e(medoid['model'])})</span></div>"
+        f"<div>{_e(medoid['text'])} "
+        f'<span class="hint">(medoid from {_e(medoid["model"])})</span></div>'
         f'<ul class="members">{members}</ul></div>'
     )
 
@@ -275,7 +278,8 @@ def _cluster_html(step: Mapping[str, Any], number: int | None, dropped: bool = F
 def _item_html(view: Mapping[str, Any]) -> str:
     stage = view["stage"]
     history = "; ".join(
-        f"round {h['round']}: {h['status']}" + (f" ({'; '.join(h['reasons'])})" if h["reasons"] else "")
+        f"round {h['round']}: {h['status']}"
+        + (f" ({'; '.join(h['reasons'])})" if h["reasons"] else "")
         for h in view["history"]
     )
     candidates = []
@@ -284,7 +288,7 @@ def _item_html(view: Mapping[str, Any]) -> str:
         steps = "".join(f"<li>{_e(s)}</li>" for s in c["steps"])
         error = f'<p class="hint">{_e(c["error"])}</p>' if c.get("error") else ""
         candidates.append(
-            f"<div><strong>{_e(c['model'])}</strong> <span class=\"hint\">sample {c['sample']}, "
+            f'<div><strong>{_e(c["model"])}</strong> <span class="hint">sample {c["sample"]}, '
             f"attempt {c['attempt']}, seed {c['seed']}</span>{tag}{error}<ol>{steps}</ol></div>"
         )
     chain = view.get("chain")
@@ -320,7 +324,9 @@ def _item_html(view: Mapping[str, Any]) -> str:
 
 def render_report(summary: Mapping[str, Any], views: Sequence[Mapping[str, Any]]) -> str:
     """The construction report's HTML."""
-    title = f"Reference construction: {summary['n_accepted']} of {summary['n_items']} items accepted"
+    title = (
+        f"Reference construction: {summary['n_accepted']} of {summary['n_items']} items accepted"
+    )
     warnings = "".join(f'<p class="banner warn">{_e(w)}</p>' for w in summary.get("warnings", []))
     config = summary.get("config", {})
     settings_rows = [
@@ -349,11 +355,13 @@ def render_report(summary: Mapping[str, Any], views: Sequence[Mapping[str, Any]]
         f"<main>{warnings}"
         f'<section id="sec-overview"><h2>Overview</h2>{_overview(summary)}</section>'
         f'<section id="sec-charts"><h2>Steps and support</h2>{_charts(summary)}</section>'
-        f'<section id="sec-models"><h2>Generators and validator</h2>{_generators(summary)}</section>'
+        '<section id="sec-models"><h2>Generators and validator</h2>'
+        f"{_generators(summary)}</section>"
         f'<section id="sec-rejected"><h2>Rejected items</h2>{_rejected(summary)}</section>'
         f'<section id="sec-items"><h2>Items: candidates → clusters → chain</h2>'
         f'<p class="hint">{_e(items_note)}</p>{"".join(_item_html(v) for v in views)}</section>'
-        f'<section id="sec-settings"><h2>Settings</h2>{_table(["setting", "value"], settings_rows, 2)}'
+        '<section id="sec-settings"><h2>Settings</h2>'
+        f"{_table(['setting', 'value'], settings_rows, 2)}"
         "</section></main>"
     )
     return (
@@ -365,7 +373,9 @@ def render_report(summary: Mapping[str, Any], views: Sequence[Mapping[str, Any]]
     )
 
 
-def write_report(path: str | Path, summary: Mapping[str, Any], views: Sequence[Mapping[str, Any]]) -> Path:
+def write_report(
+    path: str | Path, summary: Mapping[str, Any], views: Sequence[Mapping[str, Any]]
+) -> Path:
     """Write the construction report atomically; returns its path."""
     target = Path(path)
     atomic_write_text(target, render_report(summary, views))
