@@ -28,11 +28,7 @@ def _endpoint_overrides(
     validator: str | None,
     concurrency: int | None,
 ) -> dict[str, Any]:
-    from crystalbench.references.config import (
-        ModelEndpoint,
-        endpoints_from_flags,
-        load_references_config,
-    )
+    from crystalbench.references.config import endpoints_from_flags, load_references_config
 
     base = load_references_config(config_path) if config_path else None
     overrides: dict[str, Any] = {}
@@ -54,7 +50,6 @@ def _endpoint_overrides(
         )
         if val is not None:
             overrides["validator"] = {**val, "concurrency": concurrency}
-    _ = ModelEndpoint
     return overrides
 
 

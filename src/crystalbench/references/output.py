@@ -139,10 +139,6 @@ def summarise(
     journals = builder.journals
     accepted = [p for p in plans.values() if p.stage == "accepted"]
     rejected = [p for p in plans.values() if p.stage == "rejected"]
-    rounds: Counter[int] = Counter()
-    for record in journals.candidates.records.values():
-        if record.item_id in plans:
-            rounds[record.round] += 0
     per_round_items: dict[int, set[str]] = defaultdict(set)
     for record in journals.candidates.records.values():
         if record.item_id in plans:

@@ -343,7 +343,7 @@ class RayEngine:
             _Expand,
             fn_constructor_args=([reference],),
             batch_size=256,
-            concurrency=1,
+            compute=self.ray.data.ActorPoolStrategy(size=1),
             num_cpus=IO_ACTOR_CPUS,
         )
 
@@ -361,7 +361,7 @@ class RayEngine:
             _HttpGenerate,
             fn_constructor_args=(self.config.model_dump_json(by_alias=True),),
             batch_size=self.config.ray.batch_size,
-            concurrency=self.config.ray.concurrency,
+            compute=self.ray.data.ActorPoolStrategy(size=self.config.ray.concurrency),
             num_cpus=IO_ACTOR_CPUS,
         )
         fatal: JobResult | None = None
@@ -434,7 +434,7 @@ class RayEngine:
             _Consensus,
             fn_constructor_args=(config.model_dump_json(by_alias=True),),
             batch_size=max(1, self.config.ray.batch_size * 4),
-            concurrency=self.config.ray.concurrency,
+            compute=self.ray.data.ActorPoolStrategy(size=self.config.ray.concurrency),
         )
         out: dict[int, ConsensusChain] = {}
         for row in dataset.iter_rows():
