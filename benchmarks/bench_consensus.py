@@ -23,6 +23,7 @@ The load average is recorded with each measurement (the machine is shared).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -151,8 +152,14 @@ def sweep(args: argparse.Namespace) -> dict:
 
 def speed(args: argparse.Namespace) -> dict:
     """Consensus time and memory at scale against the encoder's time for the same steps."""
+    from crystalbench.data.sample_builder import sample_specs
     from crystalbench.encoders import load_encoder
     from crystalbench.references import CandidateChain, consensus_from_embeddings
+    from crystalbench.references.consensus import single_blas_thread
+
+    # Step-like sentences for the encoder's timing: the sample's reference steps and
+    # paraphrases, each made distinct by a number (the cache must not hit).
+    sentences = [t for spec in sample_specs() for s in spec.steps for t in (s.text, s.para)]
 
     rng = np.random.default_rng(0)
     pyrng = random.Random(0)
@@ -163,8 +170,9 @@ def speed(args: argparse.Namespace) -> dict:
     started = time.perf_counter()
     consensus_s = 0.0
     n_steps = 0
-    texts_sample: list[str] = []
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    limits = single_blas_thread() if args.blas_threads == "one" else contextlib.nullcontext()
+    limits.__enter__()
     for item in range(args.items):
         n_true = pyrng.randint(8, 16)
         centres = rng.standard_normal((n_true, dim)).astype(np.float32)
@@ -181,17 +189,18 @@ def speed(args: argparse.Namespace) -> dict:
             chains.append(CandidateChain(model=f"m{c}", seed=item * 4 + c, steps=steps))
             embeddings.append(vectors)
             n_steps += len(steps)
-            if len(texts_sample) < args.encode_sample and pyrng.random() < 0.05:
-                texts_sample.extend(steps[:3])
         t0 = time.perf_counter()
         consensus_from_embeddings(chains, embeddings, theta=args.theta)
         consensus_s += time.perf_counter() - t0
+    limits.__exit__(None, None, None)
     total_s = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     load_consensus = load_average()
 
     encoder = load_encoder(args.encoder)
-    texts_sample = texts_sample[: args.encode_sample]
+    texts_sample = [
+        f"{sentences[k % len(sentences)]} ({k})" for k in range(args.encode_sample)
+    ]
     encoder.encode(texts_sample[:64])  # warm-up (model load)
     t0 = time.perf_counter()
     encoder.encode(texts_sample)
@@ -212,6 +221,7 @@ def speed(args: argparse.Namespace) -> dict:
         "encode_ms_per_step": round(1000 * per_text, 3),
         "encode_all_s_extrapolated": round(encode_all_s, 1),
         "consensus_share_of_encoding": round(share, 4),
+        "blas_threads": args.blas_threads,
         "peak_rss_mb": round(peak_mb, 1),
         "rss_before_mb": round(rss_before / 1024, 1),
         "load_consensus": round(load_consensus, 2),
@@ -237,6 +247,12 @@ def main() -> None:
     s.add_argument("--encode-sample", type=int, default=3000)
     s.add_argument("--encoder", default="minilm-offline")
     s.add_argument("--theta", type=float, default=None)
+    s.add_argument(
+        "--blas-threads",
+        choices=("one", "default"),
+        default="one",
+        help="one: the consensus loop inside single_blas_thread(), as compute_consensus runs it",
+    )
     args = parser.parse_args()
     if getattr(args, "theta", 0) is None:
         from crystalbench.defaults import REFERENCES_THETA

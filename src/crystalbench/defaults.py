@@ -320,6 +320,10 @@ REFERENCES_TIE_TOLERANCE: Final = 1e-6
 """Medoid scores (mean cosine to the other members) this close to the best are ties,
 broken by the lowest canonical index (float32 embeddings give cosines good to ~1e-7)."""
 
+REFERENCES_CONSENSUS_CHUNK: Final = 1024
+"""Items whose steps are embedded and clustered together (bounds the embeddings in memory:
+about 1024 x 48 x 384 float32, 75 MB; each chunk is journaled before the next)."""
+
 REFERENCES_CONCURRENCY: Final = 8
 """Requests in flight per base URL of each generator and the validator."""
 

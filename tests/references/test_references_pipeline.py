@@ -254,3 +254,19 @@ def test_a_folder_of_another_build_is_refused(server, item_set, sample_items, tm
     (other / "notes.txt").write_text("mine")
     with pytest.raises(InputError, match="not a reference build"):
         build(server, item_set, other, limit=1)
+
+
+def test_consensus_runs_in_chunks_with_the_same_result(
+    server, item_set, sample_items, tmp_path, monkeypatch
+):
+    from crystalbench.references import pipeline
+
+    server.state.script = ScriptedModels(sample_items)
+    whole = build(server, item_set, tmp_path / "whole", limit=5)
+    monkeypatch.setattr(pipeline, "REFERENCES_CONSENSUS_CHUNK", 2)
+    server.state.script = ScriptedModels(sample_items)
+    chunked = build(server, item_set, tmp_path / "chunked", limit=5)
+    assert chunked.summary["n_accepted"] == whole.summary["n_accepted"] == 5
+    first = rows(tmp_path / "whole" / "consensus.jsonl")
+    second = rows(tmp_path / "chunked" / "consensus.jsonl")
+    assert [r["chain"] for r in first] == [r["chain"] for r in second]

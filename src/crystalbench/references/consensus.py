@@ -38,7 +38,8 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -349,6 +350,25 @@ def consensus_from_embeddings(
         n_candidate_steps=len(refs),
         n_clusters=len(entries),
     )
+
+
+@contextlib.contextmanager
+def single_blas_thread() -> Iterator[None]:
+    """Run BLAS on one thread while many small consensus matrices are multiplied.
+
+    An item's similarity matrix is about 50 x 50: OpenBLAS's thread start-up costs more
+    than the product (1.0 ms against 0.07 ms per item on a loaded 2-core machine,
+    ``benchmarks/results/references.md``). Uses ``threadpoolctl`` when it is installed
+    (scikit-learn brings it), else changes nothing. Enter it once per batch of items: it
+    inspects the loaded libraries each time.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is optional
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def embed_texts(encoder: Any, texts: Sequence[str]) -> np.ndarray:

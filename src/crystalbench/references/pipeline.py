@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.data.loading import Benchmark, load_benchmark
+from crystalbench.defaults import REFERENCES_CONSENSUS_CHUNK
 from crystalbench.errors import InputError
 from crystalbench.io import atomic_write_json, read_text_file
 from crystalbench.references.config import ReferencesConfig
@@ -44,6 +45,7 @@ from crystalbench.references.consensus import (
     ConsensusChain,
     consensus_from_embeddings,
     embed_texts,
+    single_blas_thread,
 )
 from crystalbench.references.engine import Engine, Job, JobResult, LocalEngine
 from crystalbench.references.generation import (
@@ -471,12 +473,17 @@ class Builder:
         if not ready:
             return
         mapper = getattr(self.engine, "consensus_map", None)
-        if mapper is not None:
-            chains = mapper(ready, self.config)
-        else:
-            chains = compute_consensus(ready, self.encoder, self.config)
-        for task, chain in zip(ready, chains, strict=True):
-            self._write_consensus(task, chain, None if chain.steps else "empty")
+        # Locally, chunks bound the embeddings held at once and journal progress as it is
+        # made; a Ray map streams batches through its actors in one job.
+        size = len(ready) if mapper is not None else REFERENCES_CONSENSUS_CHUNK
+        for start in range(0, len(ready), size):
+            chunk = ready[start : start + size]
+            if mapper is not None:
+                chains = mapper(chunk, self.config)
+            else:
+                chains = compute_consensus(chunk, self.encoder, self.config)
+            for task, chain in zip(chunk, chains, strict=True):
+                self._write_consensus(task, chain, None if chain.steps else "empty")
 
     def _write_consensus(
         self, task: ConsensusTask, chain: ConsensusChain | None, failure: str | None
@@ -551,19 +558,20 @@ def compute_consensus(
     vectors = embed_texts(encoder, unique)
     row = {text: i for i, text in enumerate(unique)}
     out = []
-    for task in tasks:
-        embeddings = [vectors[[row[s] for s in chain.steps]] for chain in task.chains]
-        previous = task.previous or None
-        out.append(
-            consensus_from_embeddings(
-                task.chains,
-                embeddings,
-                theta=config.theta,
-                min_support=config.min_support,
-                previous=previous,
-                previous_embeddings=vectors[[row[s] for s in previous]] if previous else None,
+    with single_blas_thread():
+        for task in tasks:
+            embeddings = [vectors[[row[s] for s in chain.steps]] for chain in task.chains]
+            previous = task.previous or None
+            out.append(
+                consensus_from_embeddings(
+                    task.chains,
+                    embeddings,
+                    theta=config.theta,
+                    min_support=config.min_support,
+                    previous=previous,
+                    previous_embeddings=vectors[[row[s] for s in previous]] if previous else None,
+                )
             )
-        )
     return out
 
 
