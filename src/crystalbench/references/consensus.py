@@ -191,15 +191,26 @@ def _components(similarity: np.ndarray, chain_of: np.ndarray, theta: float) -> _
     return _Clusters(labels=labels, members=members)
 
 
-def _medoid(similarity: np.ndarray, members: list[int], tolerance: float) -> tuple[int, float]:
+def _member_scores(similarity: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each step's mean cosine to the other members of its cluster (1.0 for singletons),
+    for every cluster at once."""
+    same = labels[:, None] == labels[None, :]
+    sizes = same.sum(axis=1)
+    sums = np.where(same, similarity, 0.0).sum(axis=1) - np.diagonal(similarity)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(sizes > 1, sums / np.maximum(sizes - 1, 1), 1.0)
+
+
+def _medoid(scores: np.ndarray, members: list[int], tolerance: float) -> tuple[int, float]:
+    """The member with the highest mean cosine to the others (= smallest mean ``1 - cos``);
+    ties within ``tolerance`` go to the lowest canonical index (members are in that order)."""
     if len(members) == 1:
         return members[0], 1.0
-    block = similarity[np.ix_(members, members)]
-    scores = (block.sum(axis=1) - np.diag(block)) / (len(members) - 1)
-    best = float(scores.max())
-    for position, node in enumerate(members):  # members are in canonical order
-        if scores[position] >= best - tolerance:
-            return node, float(scores[position])
+    values = [float(scores[m]) for m in members]
+    best = max(values)
+    for node, value in zip(members, values, strict=True):
+        if value >= best - tolerance:
+            return node, value
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -288,8 +299,9 @@ def consensus_from_embeddings(
 
     entries: list[StepProvenance] = []
     medoid_nodes: list[int] = []
+    scores = _member_scores(similarity, clusters.labels)
     for members in clusters.members:
-        medoid, cohesion = _medoid(similarity, members, tie_tolerance)
+        medoid, cohesion = _medoid(scores, members, tie_tolerance)
         chains_in = sorted({chain_of[m] for m in members})
         models = sorted({ordered[c].model for c in chains_in})
         entries.append(
@@ -299,7 +311,7 @@ def consensus_from_embeddings(
                 models=models,
                 medoid=refs[medoid],
                 members=[refs[m] for m in members],
-                mean_position=float(np.mean([positions[m] for m in members])),
+                mean_position=sum(positions[m] for m in members) / len(members),
                 cohesion=round(cohesion, 6),
             )
         )
