@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -17,6 +17,7 @@ from crystalbench.defaults import (
     REWARD_SERVER_MAX_WAIT_MS,
     REWARD_SERVER_TOKEN_ENV,
     TAU,
+    CompatMode,
 )
 
 
@@ -129,7 +130,7 @@ def serve_rewards(
             load_reward_encoder(encoder, device=device, dtype=dtype, batch_size=batch_size),
             kind=kind,  # type: ignore[arg-type]
             tau=threshold,
-            compat=None if compat == "none" else compat,
+            compat=None if compat == "none" else cast(CompatMode, compat),
             format_rules=rules,
             store=store_path,
         )
