@@ -201,9 +201,7 @@ def speed(args: argparse.Namespace) -> dict:
     load_consensus = load_average()
 
     encoder = load_encoder(args.encoder)
-    texts_sample = [
-        f"{sentences[k % len(sentences)]} ({k})" for k in range(args.encode_sample)
-    ]
+    texts_sample = [f"{sentences[k % len(sentences)]} ({k})" for k in range(args.encode_sample)]
     encoder.encode(texts_sample[:64])  # warm-up (model load)
     t0 = time.perf_counter()
     encoder.encode(texts_sample)
