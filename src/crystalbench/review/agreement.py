@@ -208,6 +208,10 @@ def krippendorff_alpha(units: Sequence[Sequence[str]], domain: Sequence[str]) ->
     return _nan_to_none(float(value))
 
 
+def _share_equal(first: Sequence[str], second: Sequence[str]) -> float:
+    return sum(x == y for x, y in zip(first, second, strict=True)) / len(first)
+
+
 @dataclass(frozen=True)
 class PairKappa:
     """Cohen's kappa of two annotators over the tasks both labelled."""
@@ -258,7 +262,7 @@ def agreement_summary(outcomes: Sequence[TaskOutcome], kind: str) -> AgreementSu
             first=names[0],
             second=names[1],
             shared=len(labels[0]),
-            agreement=sum(x == y for x, y in zip(labels[0], labels[1], strict=True)) / len(labels[0]),
+            agreement=_share_equal(labels[0], labels[1]),
             kappa=cohen_kappa(labels[0], labels[1], domain),
         )
         for names, labels in sorted(by_pair.items())
