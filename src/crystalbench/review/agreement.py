@@ -108,7 +108,7 @@ def load_outcomes(
         outcomes[row[0]] = TaskOutcome(*row)
     if not outcomes:
         return []
-    names = dict(session.execute(select(User.id, User.name)).tuples().all())
+    names = dict(session.execute(select(User.id, User.name)).all())
     annotation_query = (
         select(Annotation).join(Task, Task.id == Annotation.task_id).where(Task.kind == kind)
     )
