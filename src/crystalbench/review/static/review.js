@@ -37,6 +37,7 @@
 
   document.addEventListener("submit", function (event) {
     const form = event.target;
+    if (form.hasAttribute("data-download")) return; // stays on this page
     if (submitting) {
       event.preventDefault();
       return;
@@ -57,8 +58,6 @@
     submitting = true;
     document.body.classList.add("sending");
   });
-
-  // The reason only matters for a rejection: choosing one while nothing is decided is fine.
 
   // ------------------------------------------------------------------ chain steps
 
