@@ -305,6 +305,10 @@ REVIEW_ADJUDICATION_THRESHOLD: Final = 1.0
 REVIEW_SESSION_HOURS: Final = 12.0
 """Lifetime of a login session; the annotator logs in again after it."""
 
+REVIEW_SESSION_CACHE_S: Final = 30.0
+"""How long the server remembers a looked-up login session before asking the database again
+(a logout takes effect at once; a role changed with ``add-user --update`` within this)."""
+
 REVIEW_SESSION_COOKIE: Final = "crystal_review_session"
 """Name of the session cookie (HttpOnly, SameSite=Lax; Secure with ``--secure-cookies``)."""
 
@@ -349,6 +353,15 @@ REVIEW_IDLE_TIMEOUT_S: Final = 15.0
 REVIEW_HEADER_TIMEOUT_S: Final = 10.0
 """Seconds from a request's first byte to the end of its headers; the connection is closed
 beyond (slow clients cannot hold connections open)."""
+
+REVIEW_SQLITE_SYNCHRONOUS: Final = "NORMAL"
+"""SQLite's ``synchronous`` setting for the review database (WAL mode): ``NORMAL`` survives a
+crash or kill of the app with every committed label and never corrupts the file; only a power
+cut or kernel crash may lose the last commits. ``crystal review serve --durable`` uses
+``FULL`` (an fsync per label, a few milliseconds each on a busy disk)."""
+
+REVIEW_BACKLOG: Final = 1024
+"""Listen backlog of ``crystal review serve``."""
 
 REVIEW_AUDIT_PAGE: Final = 200
 """Audit entries shown per page on the admin's audit page."""

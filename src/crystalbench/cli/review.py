@@ -59,6 +59,13 @@ def serve_command(
     show_names: Annotated[
         bool, typer.Option(help="Show annotators' names to adjudicators (blind by default)")
     ] = False,
+    durable: Annotated[
+        bool,
+        typer.Option(
+            help="SQLite: fsync every commit (synchronous=FULL), so not even a power cut "
+            "loses a label (an app crash never does)"
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option(help="Log every request")] = False,
 ) -> None:
     """Run the review app (http://127.0.0.1:8420 by default) until Ctrl-C."""
@@ -70,7 +77,7 @@ def serve_command(
         raise InputError("must be positive", field="--hold-minutes")
     if gold_every < 0:
         raise InputError("must be 0 or more", field="--gold-every")
-    database = open_database(db)
+    database = open_database(db, durable=durable)
     settings = ReviewSettings(
         hold_minutes=hold_minutes,
         gold_every=gold_every,

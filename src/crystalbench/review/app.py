@@ -20,10 +20,12 @@ Routes::
 
 from __future__ import annotations
 
+import socket
 import sys
 from typing import Any
 
 from crystalbench.defaults import (
+    REVIEW_BACKLOG,
     REVIEW_HEADER_TIMEOUT_S,
     REVIEW_HOST,
     REVIEW_IDLE_TIMEOUT_S,
@@ -63,7 +65,11 @@ def create_app(db: Any, settings: ReviewSettings | None = None) -> Any:
         Route("/work/{kind}/done", page(routes.work_done), methods=["GET"]),
         Route("/tasks/{task_id:int}", page(routes.task_page), methods=["GET"]),
         Route("/tasks/{task_id:int}/image", page(routes.task_image), methods=["GET"]),
-        Route("/tasks/{task_id:int}/label", page(routes.submit, post=True), methods=["POST"]),
+        Route(
+            "/tasks/{task_id:int}/label",
+            page(routes.submit, post=True),
+            methods=["POST"],
+        ),
         Route("/tasks/{task_id:int}/skip", page(routes.skip, post=True), methods=["POST"]),
         Route(
             "/adjudicate", page(routes_admin.adjudication_list, role="adjudicator"), methods=["GET"]
@@ -123,6 +129,30 @@ def exposure_warning(host: str) -> str | None:
     )
 
 
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (0: a free port).
+
+    It is created with ``IPPROTO_TCP`` explicitly: asyncio turns Nagle's algorithm off
+    (``TCP_NODELAY``) only on accepted sockets whose protocol says TCP, and with Nagle on, a
+    response written as headers then body waits for the client's delayed ACK on a kept-alive
+    connection (about 40 ms a request).
+
+    Raises:
+        OSError: The address is in use or not an interface of this machine.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+        sock.listen(REVIEW_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
 def serve(
     db: Any,
     *,
@@ -146,7 +176,7 @@ def serve(
 
     import uvicorn
 
-    from crystalbench.rewards.server_http import bind_socket, guarded_protocol
+    from crystalbench.rewards.server_http import guarded_protocol
 
     warning = exposure_warning(host)
     if warning is not None:
@@ -164,6 +194,7 @@ def serve(
         access_log=verbose,
         h11_max_incomplete_event_size=REVIEW_MAX_HEADER_BYTES,
         server_header=False,
+        proxy_headers=False,  # the client address is the socket's: X-Forwarded-For is not trusted
         timeout_graceful_shutdown=5,
     )
     if ready is not None:

@@ -56,8 +56,8 @@ def record(
     new: Any = None,
     remote: str | None = None,
     at: datetime | None = None,
-) -> AuditEntry:
-    """Add one audit row to ``session`` (flushed with the action's transaction).
+) -> None:
+    """Add one audit row in ``session``'s transaction (committed with the action).
 
     Args:
         session: The open write session of the action.
@@ -72,18 +72,32 @@ def record(
     """
     if action not in AUDIT_ACTIONS:
         raise ValueError(f"unknown audit action {action!r}")
-    entry = AuditEntry(
-        at=at or utcnow(),
-        user_id=user.id if user is not None else None,
-        actor=(user.name if user is not None else (actor or "unknown"))[:128],
-        action=action,
-        task_id=task_id,
-        old_value=old,
-        new_value=new,
-        remote=(remote or None) and remote[:64],
+    session.execute(
+        _insert_statement(),
+        {
+            "at": at or utcnow(),
+            "user_id": user.id if user is not None else None,
+            "actor": (user.name if user is not None else (actor or "unknown"))[:128],
+            "action": action,
+            "task_id": task_id,
+            "old_value": old,
+            "new_value": new,
+            "remote": (remote or None) and remote[:64],
+        },
     )
-    session.add(entry)
-    return entry
+
+
+_INSERT: Any = None
+
+
+def _insert_statement() -> Any:
+    """The audit INSERT, built once (statement construction costs more than running it)."""
+    global _INSERT
+    if _INSERT is None:
+        from sqlalchemy import insert
+
+        _INSERT = insert(AuditEntry.__table__)  # type: ignore[arg-type]
+    return _INSERT
 
 
 def audit_rows(

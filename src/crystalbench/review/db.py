@@ -1,6 +1,7 @@
 """Opening the review database: a SQLite file by default, PostgreSQL by URL; migrations.
 
-``--db review.sqlite`` (any path) opens a SQLite file in WAL mode with foreign keys on;
+``--db review.sqlite`` (any path) opens a SQLite file in WAL mode with foreign keys on
+(``synchronous=NORMAL``, or ``FULL`` with ``durable``);
 ``--db postgresql://user:password@host/name`` opens PostgreSQL through psycopg 3. Every
 opening runs the Alembic migrations up to the newest revision first (an empty database gets
 the whole schema), so ``crystal review add-user`` then ``crystal review serve`` is all a fresh
@@ -22,6 +23,7 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from crystalbench.defaults import REVIEW_SQLITE_SYNCHRONOUS
 from crystalbench.errors import CrystalbenchError, InputError
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -105,12 +107,22 @@ class Database:
     Args:
         url: A SQLAlchemy URL (see :func:`database_url`).
         migrate_schema: Run the migrations up to the newest revision when opening.
+        durable: SQLite only: fsync the log on every commit (``synchronous=FULL``), so not
+            even a power cut loses a committed label. By default (``NORMAL`` in WAL mode) a
+            crash of the app or a kill loses nothing and the file never corrupts; a power
+            cut or a kernel crash may lose the last commits before the next checkpoint.
 
     Raises:
         DatabaseError: The database cannot be reached or migrated.
     """
 
-    def __init__(self, url: str, *, migrate_schema: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate_schema: bool = True,
+        durable: bool = False,
+    ) -> None:
         from sqlalchemy import create_engine, event
         from sqlalchemy.orm import sessionmaker
 
@@ -124,6 +136,7 @@ class Database:
         self.engine = create_engine(url, **engine_args)
         if self.is_sqlite:
             memory = ":memory:" in url or url.rstrip("/") == "sqlite:"
+            synchronous = "FULL" if durable else REVIEW_SQLITE_SYNCHRONOUS
 
             @event.listens_for(self.engine, "connect")
             def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -132,7 +145,7 @@ class Database:
                 cursor = dbapi_connection.cursor()
                 if not memory:
                     cursor.execute("PRAGMA journal_mode=WAL")
-                cursor.execute("PRAGMA synchronous=FULL")
+                cursor.execute(f"PRAGMA synchronous={synchronous}")
                 cursor.execute("PRAGMA foreign_keys=ON")
                 cursor.execute("PRAGMA busy_timeout=30000")
                 cursor.close()
@@ -226,7 +239,9 @@ def current_revision(db: Database) -> str | None:
     return revision
 
 
-def open_database(db: str | Path, *, migrate_schema: bool = True) -> Database:
+def open_database(
+    db: str | Path, *, migrate_schema: bool = True, durable: bool = False
+) -> Database:
     """Open (and migrate) the database named by ``--db``.
 
     Raises:
@@ -234,4 +249,4 @@ def open_database(db: str | Path, *, migrate_schema: bool = True) -> Database:
         DatabaseError: It cannot be reached or migrated.
     """
     require_review_stack()
-    return Database(database_url(db), migrate_schema=migrate_schema)
+    return Database(database_url(db), migrate_schema=migrate_schema, durable=durable)

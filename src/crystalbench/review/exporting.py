@@ -156,8 +156,9 @@ def export_text(
     """
     if kind not in EXPORT_KINDS:
         raise InputError(f"--kind must be one of {', '.join(EXPORT_KINDS)}", field="--kind")
-    with db.write() as session:
+    with db.read() as session:
         lines = list(export_lines(session, kind))
+    with db.write() as session:
         audit.record(
             session,
             "export",

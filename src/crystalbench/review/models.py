@@ -169,7 +169,8 @@ class Task(Base):
     n_done: Mapped[int] = mapped_column(Integer, default=0)
     """Assignments labelled."""
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
-    hidden: Mapped[dict[str, Any]] = mapped_column(JSON)
+    hidden: Mapped[dict[str, Any]] = mapped_column(JSON, deferred=True)
+    """Loaded only when asked for (exports), never with a task page."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
@@ -191,7 +192,7 @@ class Assignment(Base):
             sqlite_where=text("status IN ('held', 'done')"),
             postgresql_where=text("status IN ('held', 'done')"),
         ),
-        Index("ix_review_assignments_user", "user_id", "status"),
+        Index("ix_review_assignments_user", "user_id", "kind", "status"),
         Index("ix_review_assignments_expiry", "status", "expires_at"),
     )
 

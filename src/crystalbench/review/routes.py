@@ -24,7 +24,7 @@ from crystalbench.errors import CrystalbenchError
 from crystalbench.review import audit
 from crystalbench.review.assign import (
     NotVisible,
-    TaskView,
+    TaskRef,
     any_task,
     next_task,
     previous_task_id,
@@ -72,11 +72,14 @@ def _kind(context: Context) -> str:
     return kind
 
 
-def _progress(context: Context, kind: str) -> dict[str, Any]:
+def _progress(context: Context, kind: str, session: Any = None) -> dict[str, Any]:
+    """The progress bar's figures: the user's count and the queue's (cached for 2 s)."""
     assert context.user is not None
-    with context.db.read() as session:
-        mine = user_done(session, context.user, kind)
-        queue = context.state.progress_cache.get(kind, lambda: queue_progress(session, kind))
+    if session is None:
+        with context.db.read() as opened:
+            return _progress(context, kind, opened)
+    mine = user_done(session, context.user, kind)
+    queue = context.state.progress_cache.get(kind, lambda: queue_progress(session, kind))
     return {"kind": kind, "title": KIND_TITLES[kind], "mine": mine, "queue": queue}
 
 
@@ -180,6 +183,7 @@ def login(context: Context) -> Any:
 def logout(context: Context) -> Any:
     """POST /logout."""
     token = context.request.cookies.get(REVIEW_SESSION_COOKIE, "")
+    context.state.sessions.forget(token)
     with context.db.write() as session:
         end_session(session, token)
         audit.record(session, "logout", user=context.user, remote=context.remote)
@@ -197,7 +201,7 @@ def home(context: Context) -> Any:
     return context.render("home.html", kinds=kinds, progress=None)
 
 
-def _hand_out(context: Context, session: Any, kind: str) -> Task | None:
+def _hand_out(context: Context, session: Any, kind: str) -> TaskRef | None:
     assert context.user is not None
     now = time.monotonic()
     expire = now - context.state.last_expiry > EXPIRY_EVERY_S
@@ -213,7 +217,7 @@ def _hand_out(context: Context, session: Any, kind: str) -> Task | None:
     )
 
 
-def _after(kind: str, task: Task | None) -> str:
+def _after(kind: str, task: TaskRef | None) -> str:
     return f"/tasks/{task.id}" if task is not None else f"/work/{kind}/done"
 
 
@@ -232,19 +236,21 @@ def work_done(context: Context) -> Any:
 
 
 def _task_page(
-    context: Context, view: TaskView, *, status: int = 200, message: str | None = None
+    context: Context, task_id: int, *, status: int = 200, message: str | None = None
 ) -> Any:
+    """Render a task given to this user (one read transaction for everything on the page)."""
     assert context.user is not None
-    task, item = view.task, view.item
     with context.db.read() as session:
+        view = visible_task(session, context.user, task_id)
         back = previous_task_id(
             session,
             context.user,
-            task.kind,
+            view.task.kind,
             view.assignment.id if view.assignment is not None else None,
         )
+        progress = _progress(context, view.task.kind, session)
+    task, item = view.task, view.item
     template = "chain.html" if task.kind == "chain" else "pair.html"
-    current = view.current
     return context.render(
         template,
         status=status,
@@ -252,10 +258,10 @@ def _task_page(
         item=item,
         has_image=item.image is not None,
         assignment=view.assignment,
-        current=current,
+        current=view.current,
         message=message,
         back=back,
-        progress=_progress(context, task.kind),
+        progress=progress,
         pair_labels=PAIR_LABEL_TEXT,
         reasons=REJECT_REASON_TEXT,
         step_flags=STEP_FLAG_TEXT,
@@ -265,36 +271,30 @@ def _task_page(
 
 def task_page(context: Context) -> Any:
     """GET /tasks/<id>: a task given to this user (404 for any other)."""
-    assert context.user is not None
-    with context.db.read() as session:
-        view = visible_task(session, context.user, int(context.params["task_id"]))
-    return _task_page(context, view)
+    return _task_page(context, int(context.params["task_id"]))
 
 
 def submit(context: Context) -> Any:
-    """POST /tasks/<id>/label: record the label, then open the next task at once."""
+    """POST /tasks/<id>/label: record the label, then open the next task at once (one
+    write transaction for both)."""
     assert context.user is not None
     task_id = int(context.params["task_id"])
-    with context.db.read() as session:
-        view = visible_task(session, context.user, task_id)
-    n_steps = len(view.task.payload.get("steps", []))
     try:
-        submission = parse_submission(view.task.kind, context.form, n_steps)
+        with context.db.write() as session:
+            row = session.execute(select(Task.kind, Task.payload).where(Task.id == task_id)).first()
+            if row is None:
+                raise NotVisible(task_id)
+            kind, payload = row
+            submission = parse_submission(kind, context.form, len(payload.get("steps", [])))
+            outcome = submit_label(
+                session, context.user, task_id, submission, remote=context.remote
+            )
+            following = None if outcome.status == "late" else _hand_out(context, session, kind)
     except SubmissionError as exc:
-        return _task_page(context, view, status=400, message=str(exc))
-    with context.db.write() as session:
-        outcome = submit_label(session, context.user, task_id, submission, remote=context.remote)
-        following = (
-            None if outcome.status == "late" else _hand_out(context, session, view.task.kind)
-        )
+        return _task_page(context, task_id, status=400, message=str(exc))
     if outcome.status == "late":
-        return context.render(
-            "late.html",
-            status=409,
-            kind=view.task.kind,
-            progress=_progress(context, view.task.kind),
-        )
-    return context.redirect(_after(view.task.kind, following))
+        return context.render("late.html", status=409, kind=kind, progress=_progress(context, kind))
+    return context.redirect(_after(kind, following))
 
 
 def skip(context: Context) -> Any:

@@ -23,6 +23,7 @@ from crystalbench.defaults import (
     REVIEW_LOGIN_COOKIE,
     REVIEW_MAX_FORM_FIELDS,
     REVIEW_MAX_HEADER_BYTES,
+    REVIEW_SESSION_CACHE_S,
     REVIEW_SESSION_COOKIE,
 )
 from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
@@ -238,6 +239,42 @@ class TtlCache:
             self._values.clear()
 
 
+class SessionCache:
+    """Login sessions looked up in the last ``ttl_s`` seconds, so a page does not pay a
+    database round trip to learn who is asking. Logging out drops the entry at once; a role
+    changed at the terminal applies within ``ttl_s``; an expired session is never served."""
+
+    def __init__(self, ttl_s: float) -> None:
+        self.ttl_s = ttl_s
+        self._entries: dict[str, tuple[float, LoginSession, User]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, token: str, db: Any) -> tuple[LoginSession, User] | None:
+        """The session and user of a cookie token (from the cache or the database), or ``None``."""
+        from crystalbench.review.models import utcnow
+
+        now = time.monotonic()
+        with self._lock:
+            hit = self._entries.get(token)
+        if hit is not None and now - hit[0] < self.ttl_s and hit[1].expires_at > utcnow():
+            return hit[1], hit[2]
+        with db.read() as session:
+            found = load_session(session, token)
+        with self._lock:
+            if len(self._entries) > 10_000:
+                self._entries.clear()
+            if found is None:
+                self._entries.pop(token, None)
+            else:
+                self._entries[token] = (now, found[0], found[1])
+        return found
+
+    def forget(self, token: str) -> None:
+        """Drop a token (logout)."""
+        with self._lock:
+            self._entries.pop(token, None)
+
+
 @dataclass
 class AppState:
     """What every request of one app shares."""
@@ -250,6 +287,7 @@ class AppState:
     password_slots: threading.BoundedSemaphore = field(
         default_factory=lambda: threading.BoundedSemaphore(4)
     )
+    sessions: SessionCache = field(default_factory=lambda: SessionCache(REVIEW_SESSION_CACHE_S))
     last_expiry: float = 0.0
 
 
@@ -321,6 +359,7 @@ def make_templates() -> Any:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,
+        auto_reload=False,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -336,7 +375,11 @@ Handler = Callable[[Context], Any]
 
 
 def page(
-    handler: Handler, *, role: str | None = "annotator", post: bool = False, csrf: bool = True
+    handler: Handler,
+    *,
+    role: str | None = "annotator",
+    post: bool = False,
+    csrf: bool = True,
 ) -> Callable[[Any], Any]:
     """Wrap a handler with the session, role, body and CSRF checks.
 
@@ -361,9 +404,8 @@ def page(
                 problem = FormError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too long")
             except FormError as exc:
                 problem = exc
-        return await run_in_threadpool(
-            _run, handler, request, state, form, problem, role, post, csrf
-        )
+        arguments = (handler, request, state, form, problem, role, post, csrf)
+        return await run_in_threadpool(_run, *arguments)
 
     endpoint.__name__ = handler.__name__
     return endpoint
@@ -384,8 +426,7 @@ def _run(
     user = login = None
     token = request.cookies.get(REVIEW_SESSION_COOKIE)
     if token:
-        with state.db.read() as session:
-            found = load_session(session, token)
+        found = state.sessions.get(token, state.db)
         if found is not None:
             login, user = found
     context = Context(request, state, user, login, form, dict(request.path_params))

@@ -110,7 +110,9 @@ def upgrade() -> None:
         sqlite_where=sa.text("status IN ('held', 'done')"),
         postgresql_where=sa.text("status IN ('held', 'done')"),
     )
-    op.create_index("ix_review_assignments_user", "review_assignments", ["user_id", "status"])
+    op.create_index(
+        "ix_review_assignments_user", "review_assignments", ["user_id", "kind", "status"]
+    )
     op.create_index("ix_review_assignments_expiry", "review_assignments", ["status", "expires_at"])
     op.create_table(
         "review_annotations",
