@@ -16,7 +16,6 @@ import csv
 import io
 import json
 import re
-import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -36,14 +35,18 @@ PASSWORD = "correct horse battery"
 CSRF = re.compile(r'name="csrf_token" value="([^"]*)"')
 
 
-def png_bytes(width: int = 60, height: int = 40, color: tuple[int, int, int] = (200, 30, 30)) -> bytes:
+def png_bytes(
+    width: int = 60, height: int = 40, color: tuple[int, int, int] = (200, 30, 30)
+) -> bytes:
     """A small PNG."""
     buffer = io.BytesIO()
     Image.new("RGB", (width, height), color).save(buffer, "PNG")
     return buffer.getvalue()
 
 
-def chain_record(index: int, *, steps: Sequence[str] | None = None, round_: int = 1, **metadata: Any) -> dict[str, Any]:
+def chain_record(
+    index: int, *, steps: Sequence[str] | None = None, round_: int = 1, **metadata: Any
+) -> dict[str, Any]:
     """One accepted item of a references output folder, with per-step provenance."""
     steps = list(
         steps
@@ -77,7 +80,9 @@ def chain_record(index: int, *, steps: Sequence[str] | None = None, round_: int 
     }
 
 
-def write_references(folder: Path, n_items: int = 3, *, records: list[dict[str, Any]] | None = None) -> Path:
+def write_references(
+    folder: Path, n_items: int = 3, *, records: list[dict[str, Any]] | None = None
+) -> Path:
     """A references output folder with ``n_items`` items (or ``records``) and their images."""
     (folder / "images").mkdir(parents=True, exist_ok=True)
     rows = records if records is not None else [chain_record(i) for i in range(n_items)]
@@ -90,7 +95,9 @@ def write_references(folder: Path, n_items: int = 3, *, records: list[dict[str, 
     return folder
 
 
-def pair_rows(n_pairs: int, n_items: int, *, gold: dict[int, str] | None = None) -> list[dict[str, Any]]:
+def pair_rows(
+    n_pairs: int, n_items: int, *, gold: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
     """Pair records over items ``item-0 .. item-{n_items-1}``."""
     bands = ["<0.20", "[0.20,0.35)", "[0.35,0.50)", "[0.50,0.70)", ">=0.70"]
     rows = []
@@ -159,17 +166,22 @@ class ReviewServer:
     def __enter__(self) -> ReviewServer:
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(256)
+        from crystalbench.review.app import bind_socket
+
+        sock = bind_socket("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
         self.app = create_app(self.db, self.settings)
         config = uvicorn.Config(
-            self.app, log_level="error", access_log=False, lifespan="off", timeout_graceful_shutdown=1
+            self.app,
+            log_level="error",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 10
         while not self._server.started:
@@ -208,7 +220,11 @@ class Browser:
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         response = self.client.get(path, **kwargs)
-        found = CSRF.search(response.text) if response.headers.get("content-type", "").startswith("text/html") else None
+        found = (
+            CSRF.search(response.text)
+            if response.headers.get("content-type", "").startswith("text/html")
+            else None
+        )
         if found and self.client.cookies.get("crystal_review_session"):
             self.csrf = found.group(1)
         return response
@@ -218,13 +234,16 @@ class Browser:
         token = CSRF.search(form.text)
         assert token is not None, form.text
         response = self.client.post(
-            "/login", data={"name": name, "password": password, "csrf_token": token.group(1), "next": "/"}
+            "/login",
+            data={"name": name, "password": password, "csrf_token": token.group(1), "next": "/"},
         )
         if response.status_code == 303:
             self.get("/")
         return response
 
-    def post(self, path: str, data: dict[str, str] | None = None, *, csrf: bool = True, **kwargs: Any) -> httpx.Response:
+    def post(
+        self, path: str, data: dict[str, str] | None = None, *, csrf: bool = True, **kwargs: Any
+    ) -> httpx.Response:
         fields = dict(data or {})
         if csrf:
             fields["csrf_token"] = self.csrf

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
 
 from crystalbench.review.agreement import (
     adjudication_queue,
@@ -22,7 +23,6 @@ from crystalbench.review.labels import (
     parse_submission,
 )
 from crystalbench.review.settings import ReviewSettings
-from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,8 @@ def test_parse_submission_refuses_what_the_form_cannot_mean():
     with pytest.raises(SubmissionError, match="unknown step flag"):
         parse_submission("chain", {"verdict": "accept", "flag-0-ugly": "on"}, 3)
     accepted = parse_submission("chain", {"verdict": "accept", "reason": "wrong_step"}, 2)
-    assert accepted.reason is None and accepted.step_flags == [[], []]
+    assert accepted.reason is None
+    assert accepted.step_flags == [[], []]
 
 
 def _label_all(db, tmp_path, table):
@@ -133,7 +134,8 @@ def test_agreement_of_two_annotators(db, tmp_path):
     # p_o = 3/4; ann: 2 m 2 n, bob: 1 m 3 n; p_e = .5*.25 + .5*.75 = .5; kappa = .5
     assert summary.percent == pytest.approx(0.75)
     assert summary.cohen_kappa == pytest.approx(0.5)
-    assert summary.n_tasks == 4 and summary.n_annotators == 2
+    assert summary.n_tasks == 4
+    assert summary.n_annotators == 2
     assert summary.statuses == {"unanimous": 3, "majority": 0, "adjudicated": 0, "unresolved": 1}
     assert [(p.first, p.second, p.shared) for p in summary.pairs] == [("ann", "bob", 4)]
 
@@ -152,11 +154,14 @@ def test_agreement_of_three_annotators_with_alpha(db, tmp_path):
     assert len(summary.pairs) == 3
     # per task pairwise agreement: 1, 1/3, 1, 1/3
     assert summary.percent == pytest.approx((1 + 1 / 3 + 1 + 1 / 3) / 4)
-    expected_alpha = krippendorff_alpha([[m, m, m], [m, m, n], [n, n, n], [n, m, n]], [m, n, "unsure"])
+    expected_alpha = krippendorff_alpha(
+        [[m, m, m], [m, m, n], [n, n, n], [n, m, n]], [m, n, "unsure"]
+    )
     assert summary.alpha == pytest.approx(expected_alpha)
     # by hand: o_mm = 4 + 2 + 0 + 0... coincidences: n_m = 6, n_n = 6, D_o = 4/12, D_e = 72/132
     assert summary.alpha == pytest.approx(1 - (4 / 12) / (72 / 132))
-    assert summary.statuses["majority"] == 2 and summary.statuses["unanimous"] == 2
+    assert summary.statuses["majority"] == 2
+    assert summary.statuses["unanimous"] == 2
     # the 2-1 tasks are in the adjudication queue, lowest agreement first, own tasks excluded
     queue = adjudication_queue(outcomes, 1.0)
     assert [o.external_id for o in queue] == ["pair-1", "pair-3"]
@@ -179,4 +184,5 @@ def test_load_outcomes_keeps_superseded_labels_in_history(db, tmp_path):
         (outcome,) = load_outcomes(session, "pair")
     assert outcome.labels == ["no_match"]
     assert [row.label for row in outcome.history] == ["match", "no_match"]
-    assert outcome.decision.status == "unanimous" and outcome.decision.label == "no_match"
+    assert outcome.decision.status == "unanimous"
+    assert outcome.decision.label == "no_match"

@@ -8,6 +8,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
 from sqlalchemy import func, select
 
 from crystalbench.review.assign import (
@@ -23,7 +24,6 @@ from crystalbench.review.importing import import_path
 from crystalbench.review.labels import Submission
 from crystalbench.review.models import Annotation, Assignment, AuditEntry, Task, utcnow
 from crystalbench.review.settings import ReviewSettings
-from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
 
 NO_GOLD = ReviewSettings(gold_every=0)
 
@@ -73,7 +73,9 @@ def test_quota_is_never_exceeded_and_nobody_gets_a_task_twice(db, tmp_path):
             if task is not None:
                 assert _label(db, users[name], task) == "added"
     with db.read() as session:
-        rows = session.execute(select(Assignment.task_id, Assignment.user_id, Assignment.status)).all()
+        rows = session.execute(
+            select(Assignment.task_id, Assignment.user_id, Assignment.status)
+        ).all()
         tasks = session.execute(select(Task.id, Task.n_done, Task.n_active)).all()
     per_task = Counter(task for task, _user, _status in rows)
     assert sorted(per_task.values()) == [2, 2, 2]
@@ -105,11 +107,16 @@ def test_an_abandoned_hold_comes_back_and_a_late_label_is_kept_but_not_counted(d
     assert _label(db, users["slow"], task, "match", now=later) == "late"
     with db.read() as session:
         labels = session.execute(select(Annotation.label)).scalars().all()
-        late = session.execute(select(AuditEntry).where(AuditEntry.action == "label.late")).scalar_one()
-        expired = session.execute(select(AuditEntry).where(AuditEntry.action == "task.expire")).scalar_one()
+        late = session.execute(
+            select(AuditEntry).where(AuditEntry.action == "label.late")
+        ).scalar_one()
+        expired = session.execute(
+            select(AuditEntry).where(AuditEntry.action == "task.expire")
+        ).scalar_one()
         n_done = session.get(Task, task).n_done
     assert labels == ["no_match"]
-    assert late.new_value == {"label": "match"} and late.actor == "slow"
+    assert late.new_value == {"label": "match"}
+    assert late.actor == "slow"
     assert expired.old_value["status"] == "held"
     assert n_done == 1
 
@@ -140,7 +147,8 @@ def test_a_skipped_task_goes_to_someone_else_and_never_back(db, tmp_path):
         skip_task(session, users["a"], task)
     assert _take(db, users["b"]) == task
     second = _take(db, users["a"])
-    assert second is not None and second != task
+    assert second is not None
+    assert second != task
 
 
 def test_a_revision_appends_and_supersedes(db, tmp_path):
@@ -152,7 +160,9 @@ def test_a_revision_appends_and_supersedes(db, tmp_path):
     assert _label(db, user, task, "no_match") == "revised"
     with db.read() as session:
         rows = session.execute(select(Annotation).order_by(Annotation.id)).scalars().all()
-        revise = session.execute(select(AuditEntry).where(AuditEntry.action == "label.revise")).scalar_one()
+        revise = session.execute(
+            select(AuditEntry).where(AuditEntry.action == "label.revise")
+        ).scalar_one()
         view = visible_task(session, user, task)
         n_done = session.get(Task, task).n_done
     assert [r.label for r in rows] == ["match", "no_match"]
@@ -187,7 +197,8 @@ def test_gold_tasks_are_interleaved_for_every_annotator(db, tmp_path):
             _label(db, users[name], task)
         order[name] = served
     for served in order.values():
-        assert served[2] == "pair-6" and served[5] == "pair-7"  # every third task is gold
+        assert served[2] == "pair-6"
+        assert served[5] == "pair-7"
         assert len(served) == 8  # 6 regular tasks with 2 places each, both gold tasks
     with db.read() as session:
         progress = queue_progress(session, "pair")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from review_support import PASSWORD, Browser, ReviewServer, make_users
 from sqlalchemy import select
 
 from crystalbench.data import SAMPLE_DIR
@@ -27,7 +28,6 @@ from crystalbench.review.db import Database
 from crystalbench.review.importing import import_path
 from crystalbench.review.models import Adjudication, Annotation, Task, User
 from crystalbench.review.settings import ReviewSettings
-from review_support import PASSWORD, Browser, ReviewServer, make_users
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,7 +44,14 @@ CHROMIUM_ARGS = [
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(2)>"
-SAMPLE_IDS = ["mathvision-01", "scienceqa-01", "plotqa-01", "mmvp-01", "realworldqa-01", "mathvision-02"]
+SAMPLE_IDS = [
+    "mathvision-01",
+    "scienceqa-01",
+    "plotqa-01",
+    "mmvp-01",
+    "realworldqa-01",
+    "mathvision-02",
+]
 
 
 def _screenshot(page: Any, name: str) -> None:
@@ -126,7 +133,9 @@ def app_server(tmp_path_factory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("review-browser")
     db = Database(f"sqlite:///{root / 'review.sqlite'}")
     import_path(db, _references_folder(root / "refs"), actor="test")
-    import_path(db, _pairs_file(root / "pairs.jsonl"), benchmark="sample", annotators=3, actor="test")
+    import_path(
+        db, _pairs_file(root / "pairs.jsonl"), benchmark="sample", annotators=3, actor="test"
+    )
     make_users(db, ["ana", "ben", "cleo"])
     make_users(db, ["judge"], role="adjudicator")
     make_users(db, ["admin"], role="admin")
@@ -153,10 +162,14 @@ def _context(browser: Any, **options: Any) -> tuple[Any, Any, list[str]]:
     problems: list[str] = []
     page.on(
         "console",
-        lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None,
+        lambda m: (
+            problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None
+        ),
     )
     page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
-    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.on(
+        "dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss())
+    )
     return context, page, problems
 
 
@@ -214,7 +227,12 @@ def test_login_and_label_pairs_with_the_keyboard(browser, app_server):
         page.wait_for_url(lambda u, old=url: u != old)
     page.wait_for_selector("[data-testid=done]")
     assert [label for _, _, label in _labels(db, "pair")] == [
-        "match", "no_match", "unsure", "match", "no_match", "match"
+        "match",
+        "no_match",
+        "unsure",
+        "match",
+        "no_match",
+        "match",
     ]
     assert {name for name, _, _ in _labels(db, "pair")} == {"ana"}
     # back (B) reopens the last pair with its label, and answering again revises it
@@ -282,13 +300,20 @@ def test_review_a_chain_with_flags_and_a_reason(browser, app_server):
     page.keyboard.press("a")
     page.wait_for_selector("[data-testid=done]")
     with db.read() as session:
-        rows = session.execute(select(Annotation).join(Task).where(Task.kind == "chain").order_by(Annotation.id)).scalars().all()
+        rows = (
+            session.execute(
+                select(Annotation).join(Task).where(Task.kind == "chain").order_by(Annotation.id)
+            )
+            .scalars()
+            .all()
+        )
     assert [r.label for r in rows] == ["reject", "accept", "accept"]
     first = rows[0]
     assert first.reason == "not_visible"
     assert first.note == "The triangle's side labels are unreadable."
     assert first.step_flags == [[], ["not_visible", "unjustified"], ["wrong"], [], [], []]
-    assert first.duration_ms is not None and first.duration_ms > 0
+    assert first.duration_ms is not None
+    assert first.duration_ms > 0
     assert problems == [], problems
     context.close()
 
@@ -327,7 +352,8 @@ def test_adjudicate_and_export(browser, app_server):
     page.wait_for_url(lambda u: u != url and "/adjudicate" in u)
     with db.read() as session:
         decision = session.execute(select(Adjudication)).scalars().first()
-    assert decision.overrides_majority and decision.reason == "edge_case"
+    assert decision.overrides_majority
+    assert decision.reason == "edge_case"
     assert decision.note == "The predicted step states the same measurement."
     context.close()
     assert problems == [], problems
@@ -368,7 +394,11 @@ def test_a_tablet_can_label_by_touch(browser, app_server, tmp_path):
     server, db = app_server["server"], app_server["db"]
     import_path(db, _pairs_file(tmp_path / "more.jsonl", "t"), benchmark="sample", actor="test")
     context, page, problems = _context(
-        browser, viewport={"width": 820, "height": 1180}, has_touch=True, is_mobile=True, device_scale_factor=1
+        browser,
+        viewport={"width": 820, "height": 1180},
+        has_touch=True,
+        is_mobile=True,
+        device_scale_factor=1,
     )
     _login(page, server, "admin")
     page.click("[data-testid=start-pair]")
@@ -377,7 +407,8 @@ def test_a_tablet_can_label_by_touch(browser, app_server, tmp_path):
     assert width <= 820  # no sideways scrolling
     button = page.locator("button[value=match]")
     box = button.bounding_box()
-    assert box["height"] >= 44 and box["width"] >= 100
+    assert box["height"] >= 44
+    assert box["width"] >= 100
     _screenshot(page, "tablet")
     url = page.url
     button.tap()

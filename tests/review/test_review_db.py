@@ -38,7 +38,7 @@ def test_an_empty_database_is_migrated_to_the_newest_revision(db_url):
     assert TABLES.isdisjoint(inspect(empty.engine).get_table_names())
     migrate(empty)
     assert current_revision(empty) == "0001"
-    assert TABLES <= set(inspect(empty.engine).get_table_names())
+    assert set(inspect(empty.engine).get_table_names()) >= TABLES
     migrate(empty)  # a second run changes nothing
     assert current_revision(empty) == "0001"
     empty.dispose()
@@ -58,7 +58,7 @@ def test_downgrade_removes_everything_and_upgrade_restores_it(db):
     assert current_revision(db) is None
     assert TABLES.isdisjoint(inspect(db.engine).get_table_names())
     migrate(db)
-    assert TABLES <= set(inspect(db.engine).get_table_names())
+    assert set(inspect(db.engine).get_table_names()) >= TABLES
     with db.write() as session:
         audit.record(session, "import", actor="test", new={"n": 1})
     with db.read() as session:
@@ -67,12 +67,13 @@ def test_downgrade_removes_everything_and_upgrade_restores_it(db):
 
 def _fill(db, tmp_path):
     """One pair labelled by two annotators and adjudicated: a row in every append-only table."""
+    from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
+
     from crystalbench.review.assign import next_task, submit_label
     from crystalbench.review.importing import import_path
     from crystalbench.review.labels import Submission
     from crystalbench.review.models import Adjudication, utcnow
     from crystalbench.review.settings import ReviewSettings
-    from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
 
     bench = write_references(tmp_path / "refs", 1)
     pairs = write_pairs(tmp_path / "pairs.jsonl", pair_rows(1, 1))
@@ -133,6 +134,8 @@ def test_database_urls(tmp_path):
 def test_an_unreachable_postgresql_is_a_clear_error():
     from crystalbench.review.db import DatabaseError
 
-    with pytest.raises(DatabaseError, match=r"cannot open or migrate .*u:\*\*\*@127.0.0.1:1/") as info:
+    with pytest.raises(
+        DatabaseError, match=r"cannot open or migrate .*u:\*\*\*@127.0.0.1:1/"
+    ) as info:
         Database("postgresql+psycopg://u:hunter2@127.0.0.1:1/nothing?connect_timeout=2")
     assert "hunter2" not in str(info.value)

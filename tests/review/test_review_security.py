@@ -18,13 +18,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import func, inspect, select
-
-from crystalbench.review.app import STATE_CHANGING_ROUTES, exposure_warning
-from crystalbench.review.auth import LoginLimiter, verify_password
-from crystalbench.review.importing import import_path
-from crystalbench.review.models import Annotation, Assignment, AuditEntry, Task, User
-from crystalbench.review.settings import ReviewSettings
 from review_support import (
     PASSWORD,
     Browser,
@@ -36,6 +29,13 @@ from review_support import (
     write_pairs,
     write_references,
 )
+from sqlalchemy import func, inspect, select
+
+from crystalbench.review.app import STATE_CHANGING_ROUTES, exposure_warning
+from crystalbench.review.auth import LoginLimiter, verify_password
+from crystalbench.review.importing import import_path
+from crystalbench.review.models import Annotation, Assignment, AuditEntry, Task, User
+from crystalbench.review.settings import ReviewSettings
 
 HOSTILE_STEP = '<script>alert("step")</script><img src=x onerror=alert(1)> & "quotes"'
 INJECTION = "'); DROP TABLE review_annotations; --"
@@ -49,7 +49,9 @@ def world(db, tmp_path):
     rows[0]["pred_step"] = HOSTILE_STEP
     for i, row in enumerate(rows):
         row["cosine"] = 0.4321 + i / 1000  # distinctive: must never appear on a page
-    import_path(db, write_pairs(tmp_path / "pairs.jsonl", rows), benchmark=bench, annotators=1, actor="test")
+    import_path(
+        db, write_pairs(tmp_path / "pairs.jsonl", rows), benchmark=bench, annotators=1, actor="test"
+    )
     chain = chain_record(5, steps=[HOSTILE_STEP, "So the answer is 10."])
     chain["question"] = "<b>bold?</b> What is shown?"
     import_path(db, write_references(tmp_path / "chains", records=[chain]), actor="test")
@@ -70,9 +72,11 @@ def _count(db, model):
 def test_passwords_are_stored_as_argon2id_hashes(world):
     with world["db"].read() as session:
         hashes = session.execute(select(User.password_hash)).scalars().all()
-    assert len(hashes) == 3 and len(set(hashes)) == 3  # salted: same password, other hashes
+    assert len(hashes) == 3
+    assert len(set(hashes)) == 3
     for stored in hashes:
-        assert stored.startswith("$argon2id$") and PASSWORD not in stored
+        assert stored.startswith("$argon2id$")
+        assert PASSWORD not in stored
         assert verify_password(stored, PASSWORD)
         assert not verify_password(stored, PASSWORD + "x")
 
@@ -84,16 +88,22 @@ def test_session_cookies_are_httponly_and_samesite(world):
     client = httpx.Client(base_url=world["server"].url)
     form = client.get("/login")
     login_cookie = form.headers["set-cookie"].lower()
-    assert "httponly" in login_cookie and "samesite=strict" in login_cookie
+    assert "httponly" in login_cookie
+    assert "samesite=strict" in login_cookie
     token = form.text.split('name="csrf_token" value="')[1].split('"')[0]
-    response = client.post("/login", data={"name": "ann", "password": PASSWORD, "csrf_token": token})
+    response = client.post(
+        "/login", data={"name": "ann", "password": PASSWORD, "csrf_token": token}
+    )
     assert response.status_code == 303
     session_cookie = next(
-        value for name, value in response.headers.multi_items()
+        value
+        for name, value in response.headers.multi_items()
         if name == "set-cookie" and value.startswith("crystal_review_session=")
     ).lower()
-    assert "httponly" in session_cookie and "samesite=lax" in session_cookie
-    assert "path=/" in session_cookie and "secure" not in session_cookie
+    assert "httponly" in session_cookie
+    assert "samesite=lax" in session_cookie
+    assert "path=/" in session_cookie
+    assert "secure" not in session_cookie
     client.close()
 
 
@@ -120,7 +130,9 @@ def test_logging_out_ends_the_session(world):
         browser.login("ann")
         cookie = browser.client.cookies.get("crystal_review_session")
         assert browser.post("/logout").status_code == 303
-        stale = httpx.Client(base_url=world["server"].url, cookies={"crystal_review_session": cookie})
+        stale = httpx.Client(
+            base_url=world["server"].url, cookies={"crystal_review_session": cookie}
+        )
         assert stale.get("/").status_code == 303  # back to the login page
         stale.close()
 
@@ -194,7 +206,9 @@ def test_a_user_sees_only_the_tasks_given_to_them(world):
 
 def test_annotators_never_see_cosine_or_model_names(world):
     with world["db"].read() as session:
-        hidden = [t.hidden for t in session.execute(select(Task).where(Task.kind == "pair")).scalars()]
+        hidden = [
+            t.hidden for t in session.execute(select(Task).where(Task.kind == "pair")).scalars()
+        ]
     with Browser(world["server"]) as ann:
         ann.login("ann")
         while (task := ann.start("pair")) is not None:
@@ -203,7 +217,8 @@ def test_annotators_never_see_cosine_or_model_names(world):
                 assert values["model"] not in page
                 assert str(values["cosine"]) not in page
                 assert values["band"] not in page
-            assert "cosine" not in page.lower() and "secret-model" not in page
+            assert "cosine" not in page.lower()
+            assert "secret-model" not in page
             ann.label(task, {"label": "match"})
 
 
@@ -215,7 +230,8 @@ def test_images_are_served_by_task_id_only(world):
         ann.login("ann")
         task = ann.start("pair")
         image = ann.get(f"/tasks/{task}/image")
-        assert image.status_code == 200 and image.headers["content-type"] == "image/png"
+        assert image.status_code == 200
+        assert image.headers["content-type"] == "image/png"
         assert image.headers["x-content-type-options"] == "nosniff"
         assert image.content == (world["tmp"] / "refs" / "images" / "item-0.png").read_bytes()
         assert ann.get(f"/tasks/{task}/image?path=/etc/passwd").content == image.content
@@ -245,7 +261,8 @@ def test_an_image_swapped_for_a_symlink_out_of_the_folder_is_refused(world):
         target.symlink_to(outside)
         response = ann.get(f"/tasks/{task}/image")
         assert response.status_code == 404
-        assert "outside" in response.text and response.content != outside.read_bytes()
+        assert "outside" in response.text
+        assert response.content != outside.read_bytes()
 
 
 # --------------------------------------------------------------------------- escaping
@@ -257,20 +274,24 @@ def test_user_and_model_text_is_escaped(world):
         task = ann.start("pair")
         page = ann.get(f"/tasks/{task}")
         assert "&lt;script&gt;alert(&#34;step&#34;)&lt;/script&gt;" in page.text
-        assert "<script>alert" not in page.text and "<img src=x" not in page.text
+        assert "<script>alert" not in page.text
+        assert "<img src=x" not in page.text
         assert "script-src 'self'" in page.headers["content-security-policy"]
         chain = ann.start("chain")
         page = ann.get(f"/tasks/{chain}").text
-        assert "&lt;b&gt;bold?&lt;/b&gt;" in page and "<b>bold?</b>" not in page
+        assert "&lt;b&gt;bold?&lt;/b&gt;" in page
+        assert "<b>bold?</b>" not in page
         assert "<script>alert" not in page
         response = ann.label(
-            chain, {"verdict": "reject", "reason": "other", "note": "<script>alert('note')</script>"}
+            chain,
+            {"verdict": "reject", "reason": "other", "note": "<script>alert('note')</script>"},
         )
         assert response.status_code == 303
     with Browser(world["server"]) as boss:
         boss.login("boss")
         audit_page = boss.get("/admin/audit").text
-        assert "alert" in audit_page and "<script>alert" not in audit_page
+        assert "alert" in audit_page
+        assert "<script>alert" not in audit_page
 
 
 # --------------------------------------------------------------------------- SQL injection
@@ -282,14 +303,21 @@ def test_sql_injection_strings_are_harmless(world):
     form = client.get("/login")
     token = form.text.split('name="csrf_token" value="')[1].split('"')[0]
     for name in ("' OR '1'='1' --", "ann' --", 'ann" OR 1=1 --'):
-        response = client.post("/login", data={"name": name, "password": "' OR '1'='1", "csrf_token": token})
+        response = client.post(
+            "/login", data={"name": name, "password": "' OR '1'='1", "csrf_token": token}
+        )
         assert response.status_code == 401
     client.close()
-    world["server"].state.limiter.succeeded([f"ip:127.0.0.1"])
+    world["server"].state.limiter.succeeded(["ip:127.0.0.1"])
     with Browser(world["server"]) as ann:
         ann.login("ann")
         chain = ann.start("chain")
-        assert ann.label(chain, {"verdict": "reject", "reason": "other", "note": INJECTION}).status_code == 303
+        assert (
+            ann.label(
+                chain, {"verdict": "reject", "reason": "other", "note": INJECTION}
+            ).status_code
+            == 303
+        )
         assert ann.get(f"/tasks/{INJECTION}").status_code == 404
     with db.read() as session:
         notes = session.execute(select(Annotation.note)).scalars().all()
@@ -301,7 +329,8 @@ def test_sql_injection_strings_are_harmless(world):
     import_path(db, path, benchmark=world["tmp"] / "refs", actor="test")
     with db.read() as session:
         ids = session.execute(select(Task.external_id)).scalars().all()
-    assert rows[0]["pair_id"] in ids and len(ids) == 5
+    assert rows[0]["pair_id"] in ids
+    assert len(ids) == 5
 
 
 # --------------------------------------------------------------------------- login rate limit
@@ -313,7 +342,9 @@ def test_repeated_wrong_passwords_are_slowed(world):
     token = client.get("/login").text.split('name="csrf_token" value="')[1].split('"')[0]
 
     def attempt(password):
-        return client.post("/login", data={"name": "ann", "password": password, "csrf_token": token})
+        return client.post(
+            "/login", data={"name": "ann", "password": password, "csrf_token": token}
+        )
 
     for _ in range(5):
         assert attempt("wrong password").status_code == 401
@@ -322,14 +353,17 @@ def test_repeated_wrong_passwords_are_slowed(world):
     assert int(refused.headers["retry-after"]) >= 60
     with world["db"].read() as session:
         actions = session.execute(select(AuditEntry.action)).scalars().all()
-    assert actions.count("login.failed") == 5 and actions.count("login.refused") == 1
+    assert actions.count("login.failed") == 5
+    assert actions.count("login.refused") == 1
     assert "login" not in actions
     client.close()
 
 
 def test_lockouts_double_and_expire():
     clock = [0.0]
-    limiter = LoginLimiter(max_failures=3, window_s=100, lockout_s=10, lockout_max_s=35, clock=lambda: clock[0])
+    limiter = LoginLimiter(
+        max_failures=3, window_s=100, lockout_s=10, lockout_max_s=35, clock=lambda: clock[0]
+    )
     keys = ["user:ann"]
     for _ in range(3):
         limiter.failed(keys)
@@ -352,11 +386,24 @@ def test_loopback_by_default_and_a_warning_elsewhere(tmp_path):
     from crystalbench.defaults import REVIEW_HOST
 
     assert REVIEW_HOST == "127.0.0.1"
-    assert exposure_warning("127.0.0.1") is None and exposure_warning("::1") is None
+    assert exposure_warning("127.0.0.1") is None
+    assert exposure_warning("::1") is None
     db = tmp_path / "r.sqlite"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "crystalbench.cli.main", "review", "serve", "--db", str(db), "--host", "0.0.0.0", "--port", "0"],
+        [
+            sys.executable,
+            "-m",
+            "crystalbench.cli.main",
+            "review",
+            "serve",
+            "--db",
+            str(db),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+        ],
         stderr=subprocess.PIPE,
         text=True,
         env=env,
@@ -386,8 +433,11 @@ def test_request_sizes_are_bounded(world):
         task = ann.start("chain")
         huge = ann.post(f"/tasks/{task}/label", {"verdict": "accept", "note": "x" * 70_000})
         assert huge.status_code == 413
-        long_note = ann.post(f"/tasks/{task}/label", {"verdict": "reject", "reason": "other", "note": "x" * 5000})
-        assert long_note.status_code == 400 and "note is over 4000 characters" in long_note.text
+        long_note = ann.post(
+            f"/tasks/{task}/label", {"verdict": "reject", "reason": "other", "note": "x" * 5000}
+        )
+        assert long_note.status_code == 400
+        assert "note is over 4000 characters" in long_note.text
         fields = {f"f{i}": "1" for i in range(1200)}
         assert ann.post(f"/tasks/{task}/label", fields).status_code == 400
         as_json = ann.client.post(
@@ -416,14 +466,18 @@ def test_login_redirects_only_to_this_site(world):
     client = httpx.Client(base_url=world["server"].url)
     token = client.get("/login").text.split('name="csrf_token" value="')[1].split('"')[0]
     response = client.post(
-        "/login", data={"name": "ann", "password": PASSWORD, "csrf_token": token, "next": "//evil.example/x"}
+        "/login",
+        data={"name": "ann", "password": PASSWORD, "csrf_token": token, "next": "//evil.example/x"},
     )
-    assert response.status_code == 303 and response.headers["location"] == "/"
+    assert response.status_code == 303
+    assert response.headers["location"] == "/"
     client.close()
 
 
 def test_login_without_the_form_cookie_is_refused(world):
     client = httpx.Client(base_url=world["server"].url)
-    response = client.post("/login", data={"name": "ann", "password": PASSWORD, "csrf_token": "guess"})
+    response = client.post(
+        "/login", data={"name": "ann", "password": PASSWORD, "csrf_token": "guess"}
+    )
     assert response.status_code == 403
     client.close()
