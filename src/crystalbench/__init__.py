@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from crystalbench.parsing import parse_prediction, parse_response
     from crystalbench.predictions import PredictionSet, load_predictions
     from crystalbench.scoring import RunResult, Scorer, evaluate
+    from crystalbench.scoring_many import MultiRunResult, evaluate_many
     from crystalbench.types import (
         AnswerVerdict,
         BenchmarkItem,
@@ -84,6 +85,8 @@ _EXPORTS = {
     "RunResult": "crystalbench.scoring",
     "Scorer": "crystalbench.scoring",
     "evaluate": "crystalbench.scoring",
+    "MultiRunResult": "crystalbench.scoring_many",
+    "evaluate_many": "crystalbench.scoring_many",
     # records
     "AnswerVerdict": "crystalbench.types",
     "BenchmarkItem": "crystalbench.types",
@@ -112,6 +115,7 @@ __all__ = [
     "Judge",
     "JudgeConfig",
     "MetricSummary",
+    "MultiRunResult",
     "ParsedResponse",
     "Prediction",
     "PredictionSet",
@@ -123,6 +127,7 @@ __all__ = [
     "UnknownNameError",
     "__version__",
     "evaluate",
+    "evaluate_many",
     "infer_answer_type",
     "load_benchmark",
     "load_encoder",

@@ -104,9 +104,18 @@ in cache (``benchmarks/bench_batch_size.py``, ``benchmarks/RESULTS.md``)."""
 GPU_ENCODE_BATCH_SIZE: Final = 1024
 """Sentences per encoder forward pass on a GPU."""
 
-ENCODE_CALL_TEXTS: Final = 4096
-"""Texts the caching front end hands to the encoder per call (it splits them into batches);
-also how often the cache is written and the progress bar moves."""
+ENCODER_BACKEND: Final = "auto"
+"""How sentence-transformers models run: ``auto`` picks ONNX Runtime fp32 on CPU (vectors
+equal torch's to about 1e-6; a start-up without torch once the export is cached) and torch
+on a GPU, for float16 and for models that cannot be exported (``crystalbench.encoders.auto``)."""
+
+ENCODE_CALL_TEXTS: Final = 256
+"""Texts the caching front end hands to the encoder per call, at least (it splits them into
+forward batches; a larger forward batch times the number of workers wins). Calls are this
+small so that vectors reach the on-disk cache while a long run goes on (see
+``CACHE_COMMIT_SECONDS``) and the progress bar moves; texts are length-sorted across the
+whole lookup first (shortest first), so forward batches still hold texts of similar length.
+It was 4,096 before the cache was committed in small batches."""
 
 SCORE_CHUNK_ITEMS: Final = 4096
 """Items scored per chunk; bounds memory on very large runs."""
@@ -256,9 +265,91 @@ serve-rewards`` (as ``--token``) and by the client :class:`RemoteRewardScorer`."
 
 # --- embedding cache ------------------------------------------------------------------------------
 # (How often computed vectors are committed to the on-disk cache.)
+CACHE_COMMIT_SECONDS: Final = 1.0
+"""Computed vectors are committed to the on-disk cache after the encoder call during which
+this many seconds have passed since the last commit, and at the end of every lookup (also
+when it fails or is interrupted). A run that is killed loses at most this much encoding work
+plus one encoder call (``ENCODE_CALL_TEXTS`` texts). Each commit is one SQLite transaction;
+the overhead on a full run is measured by ``benchmarks/bench_cache_commit.py``."""
 
 # --- reference construction ---------------------------------------------------------------------
 # (``crystal references build``: consensus threshold, rounds, seeds, generator defaults.)
+
+REFERENCES_GENERATORS: Final = (
+    "Qwen/Qwen2.5-VL-72B-Instruct",
+    "OpenGVLab/InternVL3-78B",
+    "google/gemma-3-27b-it",
+    "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
+)
+"""The paper's four generators (served model names; the paper's "InternVL3-76B" does not
+exist, InternVL3 comes in 78B). Each is replaceable with ``--generator NAME=URL``."""
+
+REFERENCES_VALIDATOR: Final = "allenai/Molmo-72B-0924"
+"""The held-out fifth model that checks each consensus chain (``--validator NAME=URL``)."""
+
+REFERENCES_ENCODER: Final = "minilm-offline"
+"""Encoder of the candidate steps for clustering (``--encoder``); ``REFERENCES_THETA`` was
+measured with it (``benchmarks/bench_consensus.py --theta-sweep``)."""
+
+REFERENCES_THETA: Final = 0.78
+"""Consensus linking threshold: steps of different chains are linked at cosine >= this
+(``--theta``). Chosen by the sweep recorded in ``benchmarks/results/references.md``."""
+
+REFERENCES_MIN_SUPPORT: Final = 1
+"""Clusters with members from fewer chains than this are dropped (1: keep all, as the paper)."""
+
+REFERENCES_MIN_CHAINS: Final = 2
+"""Valid candidate chains an item needs in a round before a consensus is built; with fewer
+the round fails and the item goes to the next round with fresh seeds."""
+
+REFERENCES_MAX_ROUNDS: Final = 3
+"""Rounds (generation, consensus, validation) an item gets before it is reported rejected
+(``--max-rounds``)."""
+
+REFERENCES_SAMPLES: Final = 1
+"""Candidate chains each generator writes per item and round (``--samples``)."""
+
+REFERENCES_SEED: Final = 0
+"""Base seed every request seed is derived from, with item, model, round, sample, attempt."""
+
+REFERENCES_OUTPUT_ATTEMPTS: Final = 3
+"""Requests per (item, model, round, sample) slot when the output is unusable (garbage,
+empty, truncated, wrong schema) or the request failed; each attempt has its own seed."""
+
+REFERENCES_TEMPERATURE: Final = 0.7
+"""Generators' sampling temperature (seeds only make chains differ at temperature > 0)."""
+
+REFERENCES_TOP_P: Final = 0.95
+"""Generators' nucleus mass."""
+
+REFERENCES_MAX_TOKENS: Final = 2048
+"""Generators' completion budget."""
+
+REFERENCES_VALIDATOR_TEMPERATURE: Final = 0.0
+"""Validator's temperature (greedy: a verdict should not depend on luck)."""
+
+REFERENCES_VALIDATOR_MAX_TOKENS: Final = 1024
+"""Validator's completion budget."""
+
+REFERENCES_TIE_TOLERANCE: Final = 1e-6
+"""Medoid scores (mean cosine to the other members) this close to the best are ties,
+broken by the lowest canonical index (float32 embeddings give cosines good to ~1e-7)."""
+
+REFERENCES_CONSENSUS_CHUNK: Final = 1024
+"""Items whose steps are embedded and clustered together (bounds the embeddings in memory:
+about 1024 x 48 x 384 float32, 75 MB; each chunk is journaled before the next)."""
+
+REFERENCES_CONCURRENCY: Final = 8
+"""Requests in flight per base URL of each generator and the validator."""
+
+REFERENCES_REPORT_MAX_ITEMS: Final = 200
+"""Items shown in the construction report's per-item view (rejected and regenerated first)."""
+
+REFERENCES_RAY_BATCH_SIZE: Final = 16
+"""Rows per Ray Data batch of the ``ray`` engine (small batches lose less on a failure)."""
+
+REFERENCES_RAY_CONCURRENCY: Final = 2
+"""Ray actors per stage (generation, consensus) of the ``ray`` engine."""
 
 # --- review app -----------------------------------------------------------------------------------
 # (``crystal review serve``: annotators per task, holds, sessions, rate limits.)
@@ -365,3 +456,6 @@ REVIEW_BACKLOG: Final = 1024
 
 REVIEW_AUDIT_PAGE: Final = 200
 """Audit entries shown per page on the admin's audit page."""
+
+# --- evaluator validation -------------------------------------------------------------------------
+# (``crystal validate`` / ``crystal ablate``: cosine bands, pairs per band, intervals.)

@@ -47,6 +47,9 @@ from crystalbench.types import (
 
 MAX_PROBLEMS_KEPT = 100
 
+Work = tuple[BenchmarkItem, ParsedResponse | None]
+"""One item and its parsed prediction (``None`` when the prediction is missing)."""
+
 ProgressHook = Callable[[str, int, int | None], None]
 """``hook(stage, advance, total)``: stage is ``"encode"`` or ``"score"``."""
 
@@ -186,7 +189,9 @@ class Scorer:
         progress: ProgressHook | None = None,
     ) -> None:
         self.config = config or ScoreConfig()
-        self.encoder = encoder or load_encoder(self.config.encoder, device=self.config.device)
+        self.encoder = encoder or load_encoder(
+            self.config.encoder, device=self.config.device, cache_dir=self.config.cache_dir
+        )
         if store is None and self.config.use_cache:
             store = EmbeddingStore.default(self.config.cache_dir)
         self.store = store
@@ -231,9 +236,7 @@ class Scorer:
         )
         return record
 
-    def _verdicts(
-        self, work: Sequence[tuple[BenchmarkItem, ParsedResponse | None]]
-    ) -> list[AnswerVerdict]:
+    def _verdicts(self, work: Sequence[Work]) -> list[AnswerVerdict]:
         """Answer verdicts for a chunk; judge calls (if any) go out together, concurrently."""
         compat = None if self.config.answer_rules == "paper" else self.config.answer_rules
         answers = [parsed.answer if parsed is not None else None for _, parsed in work]
@@ -282,7 +285,7 @@ class Scorer:
         pred = matrix[[rows[s] for s in pred_steps]]
         ref = matrix[[rows[s] for s in ref_steps]]
         chain = chain_fields(
-            cosine_matrix(pred, ref),
+            cosine_matrix(pred, ref, self.rules),
             rules=self.rules,
             alpha=self.config.alpha,
             order_metric=self.config.order_metric,
@@ -304,6 +307,25 @@ class Scorer:
             ref_steps=ref_steps,
         )
 
+    def _prepare(
+        self, items: Sequence[BenchmarkItem], predictions: dict[str, Prediction]
+    ) -> tuple[list[Work], list[tuple[list[str], int]]]:
+        """Parse each item's prediction (``None`` when missing) and pick the steps to score.
+
+        Returns ``(work, steps)``: ``(item, parsed)`` and ``(predicted steps, blank dropped)``
+        per item, in the order of ``items``.
+        """
+        work: list[Work] = []
+        steps: list[tuple[list[str], int]] = []
+        for item in items:
+            pred = predictions.get(item.id)
+            parsed = None
+            if pred is not None and not _is_empty_prediction(pred):
+                parsed = parse_prediction(pred)
+            work.append((item, parsed))
+            steps.append(self._predicted_steps(pred, parsed))
+        return work, steps
+
     def iter_results(
         self,
         items: Sequence[BenchmarkItem],
@@ -319,20 +341,9 @@ class Scorer:
         for start in range(0, len(items), chunk_items):
             chunk = items[start : start + chunk_items]
             began = time.perf_counter()
-            work: list[tuple[BenchmarkItem, ParsedResponse | None]] = []
-            steps: list[tuple[list[str], int]] = []
-            for item in chunk:
-                pred = predictions.get(item.id)
-                parsed = None
-                if pred is not None and not _is_empty_prediction(pred):
-                    parsed = parse_prediction(pred)
-                work.append((item, parsed))
-                steps.append(self._predicted_steps(pred, parsed))
+            work, steps = self._prepare(chunk, predictions)
             self._tick("parse", began)
-            texts: list[str] = []
-            for (item, _), (pred_steps, _) in zip(work, steps, strict=True):
-                texts.extend(s for s in item.reference_steps if s.strip())
-                texts.extend(pred_steps)
+            texts = _step_texts(work, steps)
             began = time.perf_counter()
             unique = list(dict.fromkeys(texts))
             vectors = self.front.lookup(unique)
@@ -354,6 +365,15 @@ class Scorer:
                     self.progress("score", 1, len(items))
                 yield result
             self.timings["score"] = self.timings.get("score", 0.0) + scored
+
+
+def _step_texts(work: Sequence[Work], steps: Sequence[tuple[list[str], int]]) -> list[str]:
+    """Every step text the items need embedded: non-blank references, then predicted steps."""
+    texts: list[str] = []
+    for (item, _), (pred_steps, _) in zip(work, steps, strict=True):
+        texts.extend(s for s in item.reference_steps if s.strip())
+        texts.extend(pred_steps)
+    return texts
 
 
 def _stack_rows(vectors: list[np.ndarray]) -> np.ndarray:
@@ -379,7 +399,7 @@ def _is_empty_prediction(pred: Prediction) -> bool:
     return pred.reasoning_steps is None and pred.answer is None and pred.response is None
 
 
-def _check_ids(
+def check_ids(
     benchmark: Benchmark, predictions: PredictionSet, lenient: bool
 ) -> tuple[dict[str, Prediction], list[str]]:
     """Split predictions into known ids and problems; unknown ids raise unless lenient."""
@@ -401,6 +421,41 @@ def _check_ids(
             raise error
         problems.append(str(error))
     return known, problems
+
+
+def as_prediction_set(predictions: PredictionSet | Iterable[Prediction]) -> PredictionSet:
+    """``predictions`` as a :class:`PredictionSet` (in-memory ones get source ``<memory>``).
+
+    Raises:
+        InputError: Two predictions share an id.
+    """
+    if isinstance(predictions, PredictionSet):
+        return predictions
+    by_id: dict[str, Prediction] = {}
+    for pred in predictions:
+        if pred.id in by_id:
+            raise InputError(f"duplicate prediction id {pred.id!r}", field="id")
+        by_id[pred.id] = pred
+    return PredictionSet(source="<memory>", by_id=by_id)
+
+
+def run_summary(
+    scorer: Scorer,
+    aggregator: Aggregator,
+    subset: Benchmark,
+    predictions: PredictionSet,
+    unknown: Sequence[str],
+) -> RunSummary:
+    """The summary of one prediction set: its aggregates, provenance and skipped records.
+
+    ``unknown`` holds the messages of the unknown ids skipped under ``lenient``.
+    """
+    return aggregator.summary(
+        scorer.config_record(subset, predictions),
+        problems=[*predictions.problems, *unknown],
+        n_unknown_ids=len(unknown),
+        n_invalid_records=len(predictions.problems),
+    )
 
 
 def evaluate(
@@ -451,17 +506,10 @@ def evaluate(
         (1.0, True)
     """
     config = config or ScoreConfig()
-    if not isinstance(predictions, PredictionSet):
-        preds = list(predictions)
-        by_id: dict[str, Prediction] = {}
-        for pred in preds:
-            if pred.id in by_id:
-                raise InputError(f"duplicate prediction id {pred.id!r}", field="id")
-            by_id[pred.id] = pred
-        predictions = PredictionSet(source="<memory>", by_id=by_id)
+    predictions = as_prediction_set(predictions)
     scorer = Scorer(config, encoder=encoder, judge=judge, store=store, progress=progress)
     subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
-    known, problems = _check_ids(benchmark, predictions, config.lenient)
+    known, problems = check_ids(benchmark, predictions, config.lenient)
     aggregator = Aggregator()
     results: list[ItemResult] = []
     writer = ResultsWriter(out_dir) if out_dir is not None else None
@@ -476,13 +524,7 @@ def evaluate(
             if writer is not None:
                 writer.write(result)
             written += time.perf_counter() - started
-        record = scorer.config_record(subset, predictions)
-        summary = aggregator.summary(
-            record,
-            problems=[*predictions.problems, *problems],
-            n_unknown_ids=len(problems),
-            n_invalid_records=len(predictions.problems),
-        )
+        summary = run_summary(scorer, aggregator, subset, predictions, problems)
         if writer is not None:
             started = time.perf_counter()
             summary = writer.commit(summary)

@@ -236,3 +236,12 @@ def test_self_checks_are_kept_outside_think_blocks() -> None:
     """Outside a think block the sentence rules are unchanged (the step is the model's)."""
     parsed = parse_response("The bar is 45. Let me double-check. It is the tallest.")
     assert "Let me double-check." in parsed.steps
+
+
+def test_self_talk_glued_onto_a_step_by_a_continuation_line_is_dropped():
+    """A cut-off block where "Let me double-check." follows "Step 2" on its own line: the
+    markup path joins it to step 2; the self-check goes, the step's content stays."""
+    text = "<think>Step 1: Count the cats.\nStep 2: There are 3.\nLet me double-check."
+    parsed = parse_response(text)
+    assert parsed.status == "thinking_markup"
+    assert parsed.steps == ["Count the cats.", "There are 3."]

@@ -67,7 +67,8 @@ def progress_hook(enabled: bool = True) -> Iterator[Callable[[str, int, int | No
 
     def hook(stage: str, advance: int, total: int | None) -> None:
         if stage not in tasks:
-            label = {"encode": "encoding steps", "score": "scoring items"}.get(stage, stage)
+            labels = {"parse": "parsing", "encode": "encoding steps", "score": "scoring items"}
+            label = labels.get(stage, stage)
             tasks[stage] = progress.add_task(label, total=total, rate="")
         task = tasks[stage]
         if total is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -17,6 +17,7 @@ from crystalbench.defaults import (
     REWARD_SERVER_MAX_WAIT_MS,
     REWARD_SERVER_TOKEN_ENV,
     TAU,
+    CompatMode,
 )
 
 
@@ -101,7 +102,7 @@ def serve_rewards(
     loopback unless --host says otherwise; give a --token when it does.
     """
     from crystalbench.compat.matching import match_rules
-    from crystalbench.encoders import default_cache_dir
+    from crystalbench.paths import default_cache_dir
     from crystalbench.rewards.encoder_loading import load_reward_encoder
     from crystalbench.rewards.scorer import RewardScorer
     from crystalbench.rewards.server import RewardServer, ServerLimits, configure_logging
@@ -129,7 +130,7 @@ def serve_rewards(
             load_reward_encoder(encoder, device=device, dtype=dtype, batch_size=batch_size),
             kind=kind,  # type: ignore[arg-type]
             tau=threshold,
-            compat=None if compat == "none" else compat,
+            compat=None if compat == "none" else cast(CompatMode, compat),
             format_rules=rules,
             store=store_path,
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -15,7 +15,7 @@ from crystalbench.cli.common import (
     leaderboard_table,
     progress_hook,
 )
-from crystalbench.defaults import ALPHA, ENCODER, ORDER_METRIC, TAU
+from crystalbench.defaults import ALPHA, ENCODER, ENCODER_BACKEND, ORDER_METRIC, TAU
 
 # Options default to None ("not given") so that a --config file can supply values and
 # explicit flags still win; the real defaults live in ScoreConfig / defaults.py.
@@ -32,14 +32,32 @@ def score(
         ),
     ],
     predictions: Annotated[
-        Path,
+        list[str],
         typer.Option(
-            "--predictions", "-p", help="JSONL, a JSON object keyed by id, or a folder of <id>.json"
+            "--predictions",
+            "-p",
+            help="JSONL, a JSON object keyed by id, or a folder of <id>.json. Several sets "
+            "(one encoder, one leaderboard, OUT/NAME/ each): repeat it, give NAME=FILE, a "
+            "folder of .jsonl files or a quoted glob; names are file stems",
         ),
     ],
     out: Annotated[
-        Path, typer.Option("--out", "-o", help="Folder for examples.jsonl and summary.json")
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Folder for examples.jsonl and summary.json; with several sets, one folder "
+            "OUT/NAME per set",
+        ),
     ],
+    more: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Argument(
+            metavar="PREDICTIONS",
+            help="More prediction files (what an unquoted shell glob after -p expands to)",
+            show_default=False,
+        ),
+    ] = None,
     encoder: Annotated[
         str | None,
         typer.Option(
@@ -95,8 +113,8 @@ def score(
     backend: Annotated[
         str | None,
         typer.Option(
-            help="How the encoder runs: torch, onnx or onnx-int8 (ONNX Runtime, CPU) "
-            "[default: torch]"
+            help="How the encoder runs: auto (ONNX Runtime on a CPU, torch on a GPU), torch, "
+            f"onnx or onnx-int8 [default: {ENCODER_BACKEND}]"
         ),
     ] = None,
     workers: Annotated[
@@ -125,10 +143,19 @@ def score(
         typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
     ] = None,
 ) -> None:
-    """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json."""
+    """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json.
+
+    Several sets (-p A=a.jsonl -p B=b.jsonl, a folder, a glob): one encoder, OUT/NAME/ each.
+
+    A bad set fails alone: exit code 2 once the others are scored and written.
+    """
     from crystalbench.data import load_benchmark
     from crystalbench.predictions import load_predictions
     from crystalbench.scoring import evaluate
+    from crystalbench.scoring_many import single_predictions_path
+
+    values = [*predictions, *(more or [])]
+    single = single_predictions_path(values)
 
     config = score_config(
         config_file,
@@ -162,13 +189,21 @@ def score(
             device=config.device,
             dtype=dtype or "float32",
             batch_size=batch_size,
-            backend=backend or "torch",
+            backend=backend or ENCODER_BACKEND,
             workers=workers or 1,
             devices=[d.strip() for d in devices.split(",") if d.strip()] if devices else None,
             cache_dir=config.cache_dir,
         )
     bench = load_benchmark(benchmark, image_root=image_root)
-    preds = load_predictions(predictions, lenient=config.lenient)
+    if single is None:
+        try:
+            _score_many(bench, values, config, fast_encoder, out, progress)
+        finally:
+            close = getattr(fast_encoder, "close", None)
+            if close is not None:
+                close()
+        return
+    preds = load_predictions(single, lenient=config.lenient)
     try:
         with progress_hook(progress) as hook:
             run = evaluate(bench, preds, config, encoder=fast_encoder, progress=hook, out_dir=out)
@@ -176,7 +211,7 @@ def score(
         close = getattr(fast_encoder, "close", None)
         if close is not None:
             close()
-    name = preds.model or predictions.stem
+    name = preds.model or single.stem
     console.print(leaderboard_table([(name, run.summary)], title=f"CRYSTAL scores ({bench.name})"))
     console.print(breakdown_table(run.summary, "by_source", "By source"))
     console.print(breakdown_table(run.summary, "by_difficulty", "By difficulty"))
@@ -188,6 +223,73 @@ def score(
         f"{run.encode_stats.cache_hits} from cache) | wrote {out}/examples.jsonl, "
         f"{out}/summary.json"
     )
+
+
+def _score_many(
+    bench: Any, values: list[str], config: Any, encoder: Any, out: Path, progress: bool
+) -> None:
+    """Score several prediction sets into OUT/NAME/, print the leaderboard and the failures.
+
+    Raises:
+        typer.Exit: Code 2 when any set failed (the others are scored and written).
+    """
+    from crystalbench.cli.common import EXIT_INPUT, err_console
+    from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE
+    from crystalbench.scoring_many import evaluate_many, resolve_prediction_args
+
+    entries, failures = resolve_prediction_args(values)
+    with progress_hook(progress) as hook:
+        many = evaluate_many(
+            bench, entries, config, encoder=encoder, progress=hook, out_dir=out, keep_items=False
+        )
+    failures = [*failures, *many.failures]
+    if many.runs:
+        rows = [(name, run.summary) for name, run in many.runs.items()]
+        console.print(leaderboard_table(rows, title=f"CRYSTAL leaderboard ({bench.name})"))
+        for name, run in many.runs.items():
+            skipped = run.summary.n_invalid_records + run.summary.n_unknown_ids
+            if skipped:
+                console.print(f"{name}: skipped records {skipped}", highlight=False, markup=False)
+        stats = many.encode_stats
+        console.print(
+            f"encoder {config.encoder} ({stats.encoded} encoded, {stats.cache_hits} from "
+            f"cache) | wrote {len(many.runs)} results folders {out}/NAME/ "
+            f"({EXAMPLES_FILE}, {SUMMARY_FILE})",
+            highlight=False,
+            markup=False,
+        )
+        console.print(
+            f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
+            highlight=False,
+            markup=False,
+        )
+    if failures:
+        total = len(many.runs) + len(failures)
+        err_console.print(
+            f"[bold red]error:[/] {len(failures)} of {total} prediction sets failed"
+            + (" (the others were scored):" if many.runs else ":"),
+            highlight=False,
+        )
+        for failure in failures:
+            previous = (
+                failure.name not in many.runs
+                and _is_folder_name(failure.name)
+                and (out / failure.name / SUMMARY_FILE).is_file()
+            )
+            note = " (its folder keeps an earlier run's results)" if previous else ""
+            err_console.print(f"  {failure}{note}", highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _is_folder_name(name: str) -> bool:
+    from crystalbench.errors import InputError
+    from crystalbench.scoring_many import check_run_name
+
+    try:
+        check_run_name(name)
+    except InputError:
+        return False
+    return True
 
 
 def score_config(

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench.encoders.cache import default_cache_dir
 from crystalbench.judges.base import (
     JudgeIdentity,
     JudgeRequest,
@@ -31,6 +30,7 @@ from crystalbench.judges.base import (
     load_prompt,
     parse_judge_reply,
 )
+from crystalbench.paths import default_cache_dir
 
 __all__ = ["JudgeStats", "OpenAIJudge", "VerdictCache"]
 

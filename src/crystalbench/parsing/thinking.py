@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from crystalbench.parsing.sentences import split_sentences
+
 __all__ = ["SPECIAL_TOKEN", "drop_self_checks", "split_thinking"]
 
 # Chat-template debris: <|im_end|>, <|endoftext|>, <｜end▁of▁sentence｜>, </s>, <end_of_turn>.
@@ -124,28 +126,42 @@ def drop_self_checks(steps: list[str]) -> list[str]:
       let me"), a short question to itself ("Is that right?", "Is the top layer 3?") or a
       lone affirmation ("Yes.", "Right."). A self-check that carries content (a number, an
       equation, a colon followed by text: "Let me check: 3 + 4 = 7.") is kept.
+    - Each sentence of a step is judged on its own, so self-talk glued onto a step by a
+      continuation line goes while the rest of the step stays.
 
     Examples:
         >>> drop_self_checks(["The dial reads 40.", "Wait, let me double-check.", "Hmm."])
         ['The dial reads 40.']
         >>> drop_self_checks(["Wait, the bar for B is taller.", "Is that right?"])
         ['The bar for B is taller.']
+        >>> drop_self_checks(["There are 3. Let me double-check."])
+        ['There are 3.']
     """
     kept: list[str] = []
     for step in steps:
-        text = step
-        for _ in range(3):  # "Hmm, wait, okay, ..."
-            m = _HESITATION.match(text)
-            if m is None or m.end() == 0:
-                break
-            text = text[m.end() :]
-        text = text.strip()
-        if not any(ch.isalnum() for ch in text) or _is_self_check(text):
-            continue
-        if text != step and text[0].islower():
-            text = text[0].upper() + text[1:]
-        kept.append(text)
+        # Self-talk may sit inside a step ("There are 3. Let me double-check." when a
+        # continuation line joined a "Step N" block): judge each sentence on its own.
+        sentences = [_without_self_talk(s) for s in split_sentences(step)]
+        text = " ".join(s for s in sentences if s)
+        if text:
+            kept.append(text)
     return kept
+
+
+def _without_self_talk(sentence: str) -> str:
+    """The sentence without a leading hesitation, or ``""`` when it is only self-talk."""
+    text = sentence
+    for _ in range(3):  # "Hmm, wait, okay, ..."
+        m = _HESITATION.match(text)
+        if m is None or m.end() == 0:
+            break
+        text = text[m.end() :]
+    text = text.strip()
+    if not any(ch.isalnum() for ch in text) or _is_self_check(text):
+        return ""
+    if text != sentence and text[0].islower():
+        text = text[0].upper() + text[1:]
+    return text
 
 
 def _is_self_check(text: str) -> bool:

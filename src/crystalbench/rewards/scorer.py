@@ -31,7 +31,7 @@ import numpy as np
 
 from crystalbench.answers import score_answers
 from crystalbench.compat.matching import match_rules
-from crystalbench.defaults import TAU
+from crystalbench.defaults import TAU, CompatMode
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.cache import EmbeddingStore, text_key
 from crystalbench.judges.base import Judge
@@ -173,7 +173,7 @@ class RewardScorer:
         kind: RewardKind = "cpr",
         weights: RewardWeights | None = None,
         tau: float = TAU,
-        compat: str | None = None,
+        compat: CompatMode | None = None,
         format_rules: FormatRules | None = None,
         guards: StepGuards | None = None,
         judge: Judge | None = None,

@@ -1,0 +1,86 @@
+"""``crystal references build`` / ``regenerate`` from the command line."""
+
+from __future__ import annotations
+
+import json
+
+from scripted_models import GENERATORS, VALIDATOR, ScriptedModels
+from typer.testing import CliRunner
+
+from crystalbench.cli.main import app
+
+runner = CliRunner()
+
+
+def test_build_and_regenerate_from_flags(server, item_set, sample_items, tmp_path, cache_dir):
+    server.state.script = ScriptedModels(sample_items, reject_always={sample_items[1].id})
+    out = tmp_path / "refs"
+    flags = [f"--generator={g}={server.base_url}" for g in GENERATORS]
+    result = runner.invoke(
+        app,
+        [
+            "references",
+            "build",
+            "--items",
+            str(item_set),
+            *flags,
+            "--validator",
+            f"{VALIDATOR}={server.base_url}",
+            "--encoder",
+            "hash",
+            "--limit",
+            "3",
+            "--max-rounds",
+            "1",
+            "--theta",
+            "0.7",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "items 3 | accepted 2 | rejected 1" in result.output
+    assert "1 item(s) still rejected" in result.output
+    config = json.loads((out / "config.json").read_text())["config"]
+    assert [g["name"] for g in config["generators"]] == list(GENERATORS)
+    assert config["theta"] == 0.7
+    assert config["max_rounds"] == 1
+
+    server.state.script.reject_always.clear()
+    ids = tmp_path / "rejected.txt"
+    ids.write_text(f"# from review\n{sample_items[1].id}\n")
+    result = runner.invoke(app, ["references", "regenerate", "--ids", str(ids), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "sent back 1 item(s)" in result.output
+    assert "items 3 | accepted 3 | rejected 0" in result.output
+
+
+def test_bad_input_exits_2_with_a_message(item_set, tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "references",
+            "build",
+            "--items",
+            str(item_set),
+            "--generator",
+            "a=http://127.0.0.1:9/v1",
+            "--no-validator",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "min_chains is 2" in result.output
+    result = runner.invoke(
+        app, ["references", "build", "--items", str(item_set), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2
+    assert "has no base URL" in result.output
+    ids = tmp_path / "ids.txt"
+    ids.write_text("x\n")
+    result = runner.invoke(
+        app, ["references", "regenerate", "--ids", str(ids), "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "not a reference build" in result.output
