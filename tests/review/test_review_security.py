@@ -32,7 +32,7 @@ from review_support import (
 from sqlalchemy import func, inspect, select
 
 from crystalbench.review.app import STATE_CHANGING_ROUTES, exposure_warning
-from crystalbench.review.auth import LoginLimiter, verify_password
+from crystalbench.review.auth import LoginLimiter, add_user, verify_password
 from crystalbench.review.importing import import_path
 from crystalbench.review.models import Annotation, Assignment, AuditEntry, Task, User
 from crystalbench.review.settings import ReviewSettings
@@ -135,6 +135,24 @@ def test_logging_out_ends_the_session(world):
         )
         assert stale.get("/").status_code == 303  # back to the login page
         stale.close()
+
+
+def test_a_password_change_ends_the_users_sessions(world):
+    server = world["server"]
+    with Browser(server) as ann, Browser(server) as bob:
+        ann.login("ann")
+        bob.login("bob")
+        assert ann.get("/").status_code == 200
+        add_user(world["db"], "ann", "annotator", "a new password 42", update=True, actor="t")
+        server.state.sessions.ttl_s = 0.0  # as once REVIEW_SESSION_CACHE_S has passed
+        assert ann.get("/").status_code == 303  # back to the login page
+        assert bob.get("/").status_code == 200  # nobody else is logged out
+    with world["db"].read() as session:
+        entry = session.execute(
+            select(AuditEntry).where(AuditEntry.action == "user.update")
+        ).scalar_one()
+    assert entry.new_value["sessions_ended"] == 1
+    assert entry.new_value["password"] == "changed"
 
 
 # --------------------------------------------------------------------------- CSRF

@@ -128,12 +128,14 @@ def role_allows(role: str, needed: str) -> bool:
 def add_user(
     db: Any, name: str, role: str, password: str, *, update: bool = False, actor: str
 ) -> User:
-    """Create a user (or, with ``update``, change an existing one's role and password).
+    """Create a user (or, with ``update``, change an existing one's role and password; their
+    login sessions end, so a running server lets them in again only with the new password,
+    at the latest after ``REVIEW_SESSION_CACHE_S``).
 
     Raises:
         InputError: A bad name, role or password, or the user exists and ``update`` is off.
     """
-    from sqlalchemy import select
+    from sqlalchemy import delete, select
 
     check_name(name)
     if role not in ROLES:
@@ -159,12 +161,18 @@ def add_user(
             user.role = role
             user.password_hash = hashed
             user.active = True
+            ended = session.execute(delete(LoginSession).where(LoginSession.user_id == user.id))
             audit.record(
                 session,
                 "user.update",
                 actor=actor,
                 old=old,
-                new={"name": name, "role": role, "password": "changed"},
+                new={
+                    "name": name,
+                    "role": role,
+                    "password": "changed",
+                    "sessions_ended": ended.rowcount,
+                },
             )
     return user
 
