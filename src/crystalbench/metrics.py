@@ -210,6 +210,8 @@ class Count:
         in_tables: A column of the CLI tables and of the HTML report's leaderboard.
         in_paper_tables: Also a column of the Markdown and LaTeX leaderboards (the CSV
             holds every count).
+        optional: Shown in the one-line counts only when not 0 (counts of a feature most
+            benchmarks do not use, such as several reference chains).
     """
 
     key: str
@@ -217,6 +219,7 @@ class Count:
     description: str
     in_tables: bool
     in_paper_tables: bool
+    optional: bool = False
 
 
 COUNTS: tuple[Count, ...] = (
@@ -249,6 +252,22 @@ COUNTS: tuple[Count, ...] = (
         "free-form answers the judge left unscored (counted as wrong)",
         False,
         False,
+    ),
+    Count(
+        "n_multi_chain",
+        "Multi-ref",
+        "items scored against more than one reference chain (the best one counts)",
+        False,
+        False,
+        optional=True,
+    ),
+    Count(
+        "n_alt_chain_won",
+        "Alt ref won",
+        "items whose best reference chain was an alternative, not the primary one",
+        False,
+        False,
+        optional=True,
     ),
 )
 """Every item count, in ``summary.json`` order; ``n_items = n_scored + n_no_steps +

@@ -498,7 +498,7 @@ def _score_all(
     def chunk_texts(lo: int, hi: int) -> list[str]:
         texts: list[str] = []
         for one in sets:
-            texts.extend(_step_texts(one.work[lo:hi], one.steps[lo:hi]))
+            texts.extend(_step_texts(one.work[lo:hi], one.steps[lo:hi], scorer._reference_chains))
         return list(dict.fromkeys(texts))
 
     keep_after, drop_after = _recurring_texts(bounds, chunk_texts)

@@ -87,13 +87,32 @@ class BenchmarkItem(Record):
     answer_type: AnswerType | None = None
     """Answer type from the data; ``None`` means infer it from options and gold."""
     reference_steps: list[str]
-    """Ordered reference reasoning chain."""
+    """Ordered reference reasoning chain: the primary one (the only one compat mode scores)."""
+    reference_chains: list[list[str]] = Field(default_factory=list)
+    """Alternative valid reference chains besides the primary one (empty: only the primary).
+
+    In paper mode an item is scored against every chain and keeps the best one by Match F1
+    (ties: Ordered F1, then the lower index); chain 0 is ``reference_steps`` and chain ``k``
+    is ``reference_chains[k - 1]`` (see :attr:`all_reference_chains`)."""
     image: str | None = None
     """Image reference: a file path (absolute after loading) or a loader-specific key."""
     difficulty: Difficulty | None = None
     """Difficulty tier from the data; ``None`` means derive it (see ``difficulty.py``)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the source carried (subject, level, original id...)."""
+
+    @property
+    def all_reference_chains(self) -> list[list[str]]:
+        """Every reference chain, the primary first: ``[reference_steps, *reference_chains]``.
+
+        Examples:
+            >>> item = BenchmarkItem(id="1", source="x", question="?", answer="4",
+            ...                      reference_steps=["Add 2 and 2."],
+            ...                      reference_chains=[["Double 2."]])
+            >>> item.all_reference_chains
+            [['Add 2 and 2.'], ['Double 2.']]
+        """
+        return [self.reference_steps, *self.reference_chains]
 
 
 class Prediction(Record):
@@ -223,7 +242,14 @@ class ItemResult(ChainScore, _ItemHead):
     pred_steps: list[str] = Field(default_factory=list)
     """Predicted steps as scored (indices in ``matches`` point here)."""
     ref_steps: list[str] = Field(default_factory=list)
-    """Reference steps as scored (indices in ``matches`` point here)."""
+    """Reference steps as scored (indices in ``matches`` point here): those of the chain
+    ``ref_chain``."""
+    ref_chain: int = 0
+    """Which reference chain was scored: 0 for the primary (``reference_steps``), ``k`` for
+    ``reference_chains[k - 1]``; the best chain by Match F1 (ties: Ordered F1, then the lower
+    index) when the item has several."""
+    n_ref_chains: int = 1
+    """Reference chains the item was scored against (1 in compat mode)."""
 
     @property
     def parse_failed(self) -> bool:
@@ -270,6 +296,10 @@ class MetricSummary(Record):
     lis: float
     kendall: float
     ordered_f1: float
+    n_multi_chain: int = 0
+    """Items scored against more than one reference chain."""
+    n_alt_chain_won: int = 0
+    """Items whose best reference chain was not the primary one (``ref_chain > 0``)."""
 
 
 class RunSummary(MetricSummary):

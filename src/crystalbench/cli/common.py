@@ -130,4 +130,8 @@ def counts_line(summary: Any) -> str:
     """Every item count of a summary on one line, e.g. ``items 40 | scored 36 | ...``."""
     from crystalbench.metrics import COUNTS
 
-    return " | ".join(f"{count.header.lower()} {getattr(summary, count.key)}" for count in COUNTS)
+    return " | ".join(
+        f"{count.header.lower()} {getattr(summary, count.key, 0)}"
+        for count in COUNTS
+        if not count.optional or getattr(summary, count.key, 0)
+    )

@@ -116,6 +116,8 @@ _ITEM_COLUMNS: tuple[str, ...] = (
     "steps",
     "matches",
     "ooo",
+    "rc",
+    "nrc",
 )
 """Per-item columns of the page's data besides the metrics (``pos`` comes first)."""
 
@@ -159,6 +161,8 @@ def _run_items(
         columns["steps"].append(list(it.pred_steps))
         columns["matches"].append([[i, j, _round(c, 3)] for i, j, c in it.matches])
         columns["ooo"].append([[i, j] for i, j in it.out_of_order])
+        columns["rc"].append(it.ref_chain)  # which reference chain was scored (0: primary)
+        columns["nrc"].append(it.n_ref_chains)
         canonical = canonical_refs[g]
         if canonical is None:
             canonical_refs[g] = list(it.ref_steps)
@@ -295,9 +299,11 @@ ImageBlocks = dict[int, tuple[str, str]]
 def _benchmark_items(
     bench: Any, ids: Sequence[str], *, embed_images: bool, image_max_side: int
 ) -> tuple[dict[str, list[Any]], ImageBlocks, str]:
-    """Question, options and (thumbnail) image per global item, and a note on images."""
+    """Question, options, every reference chain (items with alternatives only) and
+    (thumbnail) image per global item, and a note on images."""
     questions: list[str | None] = []
     options: list[list[str] | None] = []
+    chains: list[list[list[str]] | None] = []
     images: dict[int, tuple[str, str]] = {}
     failed = 0
     with_image = 0
@@ -305,6 +311,7 @@ def _benchmark_items(
         item = bench.get(item_id) if bench is not None else None
         questions.append(item.question if item is not None else None)
         options.append(list(item.options) if item is not None else None)
+        chains.append(item.all_reference_chains if item and item.reference_chains else None)
         if item is None or not embed_images or item.image is None:
             continue
         with_image += 1
@@ -333,7 +340,7 @@ def _benchmark_items(
         )
         if with_image == 0:
             note = "The benchmark holds no images for these items."
-    return {"question": questions, "options": options}, images, note
+    return {"question": questions, "options": options, "chains": chains}, images, note
 
 
 # --------------------------------------------------------------------------- HTML

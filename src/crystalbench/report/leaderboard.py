@@ -68,6 +68,10 @@ class LeaderboardRow(Record):
     """Items whose output could not be parsed."""
     n_judge_unscored: int
     """Free-form answers the judge left unscored (counted as wrong)."""
+    n_multi_chain: int = 0
+    """Items scored against more than one reference chain."""
+    n_alt_chain_won: int = 0
+    """Items whose best reference chain was not the primary one."""
 
 
 def leaderboard_rows(
@@ -116,6 +120,8 @@ def leaderboard_rows(
                 n_missing=missing,
                 n_parse_failed=failed,
                 n_judge_unscored=run.summary.n_judge_unscored,
+                n_multi_chain=sum(1 for item in run.items if item.n_ref_chains > 1),
+                n_alt_chain_won=sum(1 for item in run.items if item.ref_chain > 0),
             )
         )
     if sort_by is not None:

@@ -550,7 +550,9 @@
     var predOf = {}, refOf = {}, oooSet = {};
     ooo.forEach(function (p) { oooSet[p[0] + ":" + p[1]] = 1; });
     matches.forEach(function (m) { predOf[m[1]] = m; refOf[m[0]] = m; });
-    html += '<div class="align" id="iv-align"><div class="col"><h4>Reference (' + refs.length + ")</h4><ol>";
+    var rc = it.rc ? it.rc[k] : 0, nrc = it.nrc ? it.nrc[k] : 1;
+    var refTitle = nrc > 1 ? "Reference chain " + (rc + 1) + " of " + nrc + (rc ? " (an alternative" : " (the primary") + ", best by Match F1)" : "Reference";
+    html += '<div class="align" id="iv-align"><div class="col"><h4 id="iv-ref-title">' + esc(refTitle) + " (" + refs.length + ")</h4><ol>";
     refs.forEach(function (s, j) {
       var m = predOf[j], out = m && oooSet[m[0] + ":" + m[1]];
       html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fn") + '" id="ref-' + j + '" data-ref="' + j + '"><span class="idx">R' + (j + 1) + "</span>" + esc(s) +
@@ -564,6 +566,16 @@
         (m ? '<span class="pair">↔ R' + (m[1] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fp">FP</span>') + "</li>";
     });
     html += '</ol></div><svg class="links" id="iv-links" aria-hidden="true"></svg></div>';
+    var chains = ITEMS.chains ? ITEMS.chains[g] : null;
+    if (chains && chains.length > 1) {
+      html += '<details class="chains" id="iv-chains"><summary>All ' + chains.length + " reference chains of this item</summary>";
+      chains.forEach(function (chain, c) {
+        html += "<h4>Chain " + (c + 1) + (c === 0 ? " (primary)" : "") + (c === rc && nrc > 1 ? ' <span class="tag okt">scored</span>' : "") + "</h4><ol>";
+        chain.forEach(function (s) { html += "<li>" + esc(s) + "</li>"; });
+        html += "</ol>";
+      });
+      html += "</details>";
+    }
     var body = $("iv-body");
     body.innerHTML = html;
     body.querySelectorAll(".run-tabs button").forEach(function (b) {
