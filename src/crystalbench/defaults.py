@@ -356,3 +356,18 @@ REFERENCES_RAY_CONCURRENCY: Final = 2
 
 # --- evaluator validation -------------------------------------------------------------------------
 # (``crystal validate`` / ``crystal ablate``: cosine bands, pairs per band, intervals.)
+
+# --- multiple references and other harnesses ------------------------------------------------------
+# (several reference chains per item, MMVP pair accuracy, lmms-eval / VLMEvalKit outputs.)
+
+PAIR_METADATA_KEY: Final = "pair"
+"""Item metadata key holding the id of the pair a question belongs to (MMVP's adapter writes
+the pair number there; two items with the same source and pair id form a pair)."""
+
+PAIR_MEMBERS_METADATA_KEY: Final = "pair_items"
+"""Item metadata key listing the ids of every question of the pair, when the source knows
+them; the pair's expected size is their number."""
+
+PAIR_SIZE: Final = 2
+"""Questions in a pair when the metadata does not list them (MMVP: two questions, one per
+image); a pair with fewer questions in the run is incomplete and counts as not right."""

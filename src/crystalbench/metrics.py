@@ -280,6 +280,47 @@ PAPER_TABLE_COUNTS: tuple[Count, ...] = tuple(c for c in COUNTS if c.in_paper_ta
 """The counts shown as the last columns of the Markdown and LaTeX leaderboards."""
 
 
+@dataclass(frozen=True)
+class PairMetric:
+    """One number of a :class:`~crystalbench.types.PairSummary` shown in tables.
+
+    Pair accuracy is not a macro-average over items (a pair is right when both of its
+    questions are), so it is not a :class:`Metric`; tables add these columns only when a run
+    has paired items (MMVP).
+
+    Attributes:
+        key: Field of :class:`~crystalbench.types.PairSummary`.
+        header: Column header.
+        number_format: How values are printed.
+        description: One line for tooltips and docs.
+    """
+
+    key: str
+    header: str
+    number_format: NumberFormat
+    description: str
+
+
+PAIR_METRICS: tuple[PairMetric, ...] = (
+    PairMetric(
+        "question_accuracy",
+        "Paired Q acc (%)",
+        "pct",
+        "share of the paired questions (MMVP) answered correctly",
+    ),
+    PairMetric(
+        "pair_accuracy",
+        "Pair acc (%)",
+        "pct",
+        "share of pairs with both questions right (a pair missing a question is not right)",
+    ),
+)
+"""The pair columns of the leaderboards, CLI tables and report, in order."""
+
+PAIR_COUNTS: tuple[str, ...] = ("n_pairs", "n_pairs_right", "n_pairs_incomplete")
+"""The pair counts written with them (CSV, CLI, report)."""
+
+
 def format_value(value: float, number_format: str) -> str:
     """Format one metric value as in the paper (``pct``: a fraction shown in percent).
 

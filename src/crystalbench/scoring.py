@@ -36,6 +36,7 @@ from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import InputError
 from crystalbench.matching import chain_fields, check_order_metric, cosine_matrix
 from crystalbench.metrics import METRICS
+from crystalbench.pairs import PairedAnswer, item_pair, summarize_pairs
 from crystalbench.parsing import parse_prediction
 from crystalbench.predictions import PredictionSet
 from crystalbench.results import ResultsWriter
@@ -100,6 +101,7 @@ class Aggregator:
         self.unscored: list[bool] = []
         self.multi_chain: list[bool] = []
         self.alt_chain_won: list[bool] = []
+        self.paired: list[PairedAnswer] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
 
@@ -114,6 +116,8 @@ class Aggregator:
         self.unscored.append(result.answer_correct is None and not result.missing)
         self.multi_chain.append(result.n_ref_chains > 1)
         self.alt_chain_won.append(result.ref_chain > 0)
+        if result.pair is not None:
+            self.paired.append((result.pair, result.pair_size, result.answer_correct is True))
         self.source.append(result.source)
         self.difficulty.append(result.difficulty)
 
@@ -165,6 +169,7 @@ class Aggregator:
             **overall.model_dump(),
             by_source=by_source,
             by_difficulty=by_difficulty,
+            pairs=summarize_pairs(self.paired),
             n_unknown_ids=n_unknown_ids,
             n_invalid_records=n_invalid_records,
             problems=list(problems)[:MAX_PROBLEMS_KEPT],
@@ -313,6 +318,7 @@ class Scorer:
                 best = (index, ref_steps, ref_blank, chain)
         assert best is not None  # there is always the primary chain
         index, ref_steps, ref_blank, chain = best
+        pair, pair_size = item_pair(item)
         return ItemResult(
             id=item.id,
             source=item.source,
@@ -330,6 +336,8 @@ class Scorer:
             ref_steps=ref_steps,
             ref_chain=index,
             n_ref_chains=len(chains),
+            pair=pair,
+            pair_size=pair_size,
         )
 
     def _reference_chains(self, item: BenchmarkItem) -> list[list[str]]:

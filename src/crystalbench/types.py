@@ -250,6 +250,10 @@ class ItemResult(ChainScore, _ItemHead):
     index) when the item has several."""
     n_ref_chains: int = 1
     """Reference chains the item was scored against (1 in compat mode)."""
+    pair: str | None = None
+    """``source/pair id`` of the pair the question belongs to (MMVP), ``None`` when unpaired."""
+    pair_size: int | None = None
+    """Questions the pair should have (``pair_items`` in the metadata, else 2)."""
 
     @property
     def parse_failed(self) -> bool:
@@ -302,6 +306,28 @@ class MetricSummary(Record):
     """Items whose best reference chain was not the primary one (``ref_chain > 0``)."""
 
 
+class PairSummary(Record):
+    """Accuracy over paired questions (MMVP): per question, and per pair (both right).
+
+    A pair whose partner is not in the run (the benchmark lacks it) is incomplete: it counts
+    as not right and is counted in ``n_pairs_incomplete``. A missing prediction is a wrong
+    answer, so its pair is not right either.
+    """
+
+    n_paired_items: int
+    """Items that belong to a pair."""
+    question_accuracy: float
+    """Share of the paired questions answered correctly."""
+    n_pairs: int
+    """Pairs in the run, complete or not."""
+    n_pairs_right: int
+    """Complete pairs with every question answered correctly."""
+    n_pairs_incomplete: int
+    """Pairs with a question absent from the run (counted as not right)."""
+    pair_accuracy: float
+    """``n_pairs_right / n_pairs``."""
+
+
 class RunSummary(MetricSummary):
     """``summary.json``: overall metrics, breakdowns and the exact configuration."""
 
@@ -314,6 +340,8 @@ class RunSummary(MetricSummary):
     files belong to the same run (``None`` in older results, which are not checked)."""
     by_source: dict[str, MetricSummary]
     by_difficulty: dict[str, MetricSummary]
+    pairs: PairSummary | None = None
+    """Question and pair accuracy over the paired items (MMVP); ``None`` when none is paired."""
     n_unknown_ids: int = 0
     """Prediction records whose id is not in the benchmark (skipped under ``--lenient``)."""
     n_invalid_records: int = 0

@@ -47,3 +47,32 @@ def test_the_item_view_gets_every_chain_and_the_scored_one(tmp_path):
     assert data["items"]["chains"][g2] is None  # one chain: the usual view
     assert data["runs"][0]["counts"]["n_alt_chain_won"] == 1
     assert "iv-chains" in out.read_text(encoding="utf-8")  # the view that lists them
+
+
+def test_the_report_shows_pair_accuracy(tmp_path):
+    meta = [{"pair": 0, "pair_items": ["m1", "m2"]}, {"pair": 0, "pair_items": ["m1", "m2"]}]
+    bench = make_benchmark(
+        [
+            make_item(
+                "m1", ["a"], source="mmvp", answer="(a)", options=["L", "R"], metadata=meta[0]
+            ),
+            make_item(
+                "m2", ["b"], source="mmvp", answer="(b)", options=["L", "R"], metadata=meta[1]
+            ),
+            make_item(
+                "m3", ["c"], source="mmvp", answer="(a)", options=["L", "R"], metadata={"pair": 1}
+            ),
+        ]
+    )
+    preds = [
+        Prediction(id=i, reasoning_steps=["a"], answer=a)
+        for i, a in (("m1", "A"), ("m2", "B"), ("m3", "A"))
+    ]
+    evaluate(bench, preds, HASH_CONFIG, encoder=OneHotEncoder(TABLE), out_dir=tmp_path / "run")
+    out = build_report([tmp_path / "run"], tmp_path / "r.html", n_resamples=20)
+    data = _data(out)
+    pairs = data["runs"][0]["pairs"]
+    assert (pairs["n_pairs"], pairs["n_pairs_right"], pairs["n_pairs_incomplete"]) == (2, 1, 1)
+    html = out.read_text(encoding="utf-8")
+    assert 'data-key="pair_accuracy"' in html
+    assert ">50.00</td>" in html

@@ -32,7 +32,14 @@ from crystalbench._version import __version__
 from crystalbench.defaults import ENCODER
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.io import atomic_write_text
-from crystalbench.metrics import COUNTS, LEADERBOARD, LEADERBOARD_KEYS, METRICS, TABLE_COUNTS
+from crystalbench.metrics import (
+    COUNTS,
+    LEADERBOARD,
+    LEADERBOARD_KEYS,
+    METRICS,
+    PAIR_METRICS,
+    TABLE_COUNTS,
+)
 from crystalbench.metrics import format_value as format_number
 from crystalbench.report.analysis import (
     LIS_EDGES,
@@ -359,6 +366,13 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
             f'<th scope="col" data-key="{count.key}" data-type="num" '
             f'title="{html.escape(count.description)}">{html.escape(count.header)}</th>'
         )
+    paired = any(row.pairs is not None for row in rows)  # MMVP pair columns, only then
+    for pair_column in PAIR_METRICS if paired else ():
+        head.append(
+            f'<th scope="col" data-key="{pair_column.key}" data-type="num" '
+            f'title="{html.escape(pair_column.description)}">'
+            f"{html.escape(pair_column.header)}</th>"
+        )
     body = []
     for index, row in enumerate(rows):
         cells = [
@@ -378,6 +392,15 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
         for count in TABLE_COUNTS:
             value = getattr(row, count.key)
             cells.append(f'<td data-value="{value}">{value}</td>')
+        for pair_column in PAIR_METRICS if paired else ():
+            if row.pairs is None:
+                cells.append('<td data-value="">-</td>')
+                continue
+            number = getattr(row.pairs, pair_column.key)
+            cells.append(
+                f'<td data-value="{number!r}">'
+                f"{format_number(number, pair_column.number_format)}</td>"
+            )
         body.append(f'<tr data-run="{index}">' + "".join(cells) + "</tr>")
     return (
         '<table id="leaderboard" class="data sortable">'
@@ -630,6 +653,7 @@ def _payload(
                     "n_unknown_ids": run.summary.n_unknown_ids,
                     "n_invalid_records": run.summary.n_invalid_records,
                 },
+                "pairs": row.pairs.model_dump() if row.pairs is not None else None,
                 "problems": run.summary.problems[:20],
                 **breakdown,
                 "quadrants": quadrants(run, weak_f1, sound_f1),

@@ -92,7 +92,12 @@
       html += swatch(run.color) + "<b>" + esc(run.name) + "</b>: " + c.n_items + " items, " + c.n_scored + " scored, " +
         (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
         (c.n_unknown_ids ? ", " + c.n_unknown_ids + " unknown ids skipped" : "") +
-        (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") + ".<br>";
+        (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") +
+        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") + ".";
+      var pr = run.pairs;
+      if (pr) html += ' <span id="pairs-' + RUNS.indexOf(run) + '">Pairs (MMVP): ' + pr.n_pairs_right + " of " + pr.n_pairs + " right (" + (100 * pr.pair_accuracy).toFixed(2) + "%), " +
+        pr.n_pairs_incomplete + " incomplete (counted as not right); paired questions " + (100 * pr.question_accuracy).toFixed(2) + "% right.</span>";
+      html += "<br>";
     });
     $("counts").innerHTML = html + "</p>";
   })();
