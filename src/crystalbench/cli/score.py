@@ -142,6 +142,14 @@ def score(
         Path | None,
         typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
     ] = None,
+    predictions_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Predictions written by: crystal, lmms-eval (--log_samples JSONL) or "
+            "vlmevalkit (.xlsx/.tsv/.csv with index and prediction columns); auto detects it",
+        ),
+    ] = "auto",
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json.
 
@@ -150,10 +158,14 @@ def score(
     A bad set fails alone: exit code 2 once the others are scored and written.
     """
     from crystalbench.data import load_benchmark
-    from crystalbench.predictions import load_predictions
+    from crystalbench.integrations.outputs import PREDICTION_FORMATS, load_predictions_as
     from crystalbench.scoring import evaluate
     from crystalbench.scoring_many import single_predictions_path
 
+    if predictions_format not in PREDICTION_FORMATS:
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("predictions format", predictions_format, PREDICTION_FORMATS)
     values = [*predictions, *(more or [])]
     single = single_predictions_path(values)
 
@@ -197,13 +209,13 @@ def score(
     bench = load_benchmark(benchmark, image_root=image_root)
     if single is None:
         try:
-            _score_many(bench, values, config, fast_encoder, out, progress)
+            _score_many(bench, values, config, fast_encoder, out, progress, predictions_format)
         finally:
             close = getattr(fast_encoder, "close", None)
             if close is not None:
                 close()
         return
-    preds = load_predictions(single, lenient=config.lenient)
+    preds = load_predictions_as(single, bench, predictions_format, lenient=config.lenient)
     try:
         with progress_hook(progress) as hook:
             run = evaluate(bench, preds, config, encoder=fast_encoder, progress=hook, out_dir=out)
@@ -226,7 +238,13 @@ def score(
 
 
 def _score_many(
-    bench: Any, values: list[str], config: Any, encoder: Any, out: Path, progress: bool
+    bench: Any,
+    values: list[str],
+    config: Any,
+    encoder: Any,
+    out: Path,
+    progress: bool,
+    predictions_format: str = "auto",
 ) -> None:
     """Score several prediction sets into OUT/NAME/, print the leaderboard and the failures.
 
@@ -238,6 +256,7 @@ def _score_many(
     from crystalbench.scoring_many import evaluate_many, resolve_prediction_args
 
     entries, failures = resolve_prediction_args(values)
+    entries, failures = _read_harness_files(bench, entries, failures, config, predictions_format)
     with progress_hook(progress) as hook:
         many = evaluate_many(
             bench, entries, config, encoder=encoder, progress=hook, out_dir=out, keep_items=False
@@ -279,6 +298,35 @@ def _score_many(
             note = " (its folder keeps an earlier run's results)" if previous else ""
             err_console.print(f"  {failure}{note}", highlight=False, markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_INPUT)
+
+
+def _read_harness_files(
+    bench: Any, entries: list[Any], failures: list[Any], config: Any, predictions_format: str
+) -> tuple[list[Any], list[Any]]:
+    """Read the sets other harnesses wrote (lmms-eval, VLMEvalKit) against the benchmark;
+    crystalbench's own files stay paths for :func:`evaluate_many` to read."""
+    from pathlib import Path as _Path
+
+    from crystalbench.errors import CrystalbenchError
+    from crystalbench.integrations.outputs import detect_format, load_predictions_as
+    from crystalbench.scoring_many import FailedSet
+
+    kept: list[Any] = []
+    failed = list(failures)
+    for name, value in entries:
+        if not isinstance(value, (str, _Path)):
+            kept.append((name, value))
+            continue
+        path = _Path(value)
+        fmt = detect_format(path) if predictions_format == "auto" else predictions_format
+        if fmt == "crystal":
+            kept.append((name, value))
+            continue
+        try:
+            kept.append((name, load_predictions_as(path, bench, fmt, lenient=config.lenient)))
+        except CrystalbenchError as error:
+            failed.append(FailedSet(name, str(path), error))
+    return kept, failed
 
 
 def _is_folder_name(name: str) -> bool:
