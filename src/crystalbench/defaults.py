@@ -371,3 +371,10 @@ them; the pair's expected size is their number."""
 PAIR_SIZE: Final = 2
 """Questions in a pair when the metadata does not list them (MMVP: two questions, one per
 image); a pair with fewer questions in the run is incomplete and counts as not right."""
+
+LMMS_EVAL_TASK_NAME: Final = "crystal"
+"""Name of the lmms-eval task (``--tasks crystal``), of its folder, and the prefix of its
+metrics (``crystal_match_f1``...)."""
+
+LMMS_EVAL_ENCODER_ENV: Final = "CRYSTALBENCH_LMMS_EVAL_ENCODER"
+"""Environment variable that overrides the encoder the installed lmms-eval task scores with."""
