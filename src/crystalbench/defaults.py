@@ -378,3 +378,7 @@ metrics (``crystal_match_f1``...)."""
 
 LMMS_EVAL_ENCODER_ENV: Final = "CRYSTALBENCH_LMMS_EVAL_ENCODER"
 """Environment variable that overrides the encoder the installed lmms-eval task scores with."""
+
+REWARDS_BEST_REFERENCE_CHAIN: Final = False
+"""Rewards score the steps against the primary reference chain only; ``True``
+(``RewardScorer(best_reference_chain=True)``) scores every chain and keeps the best F1."""
