@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from crystalbench.defaults import SCHEMA_VERSION
 
@@ -100,6 +100,15 @@ class BenchmarkItem(Record):
     """Difficulty tier from the data; ``None`` means derive it (see ``difficulty.py``)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the source carried (subject, level, original id...)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_alternatives(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Items without alternative chains are written as before: no ``reference_chains`` key
+        (benchmark files, fingerprints and golden files of single-chain items do not move)."""
+        data: dict[str, Any] = handler(self)
+        if not self.reference_chains:
+            data.pop("reference_chains", None)
+        return data
 
     @property
     def all_reference_chains(self) -> list[list[str]]:
