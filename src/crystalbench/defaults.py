@@ -354,6 +354,109 @@ REFERENCES_RAY_CONCURRENCY: Final = 2
 # --- review app -----------------------------------------------------------------------------------
 # (``crystal review serve``: annotators per task, holds, sessions, rate limits.)
 
+REVIEW_DB: Final = "review.sqlite"
+"""Database of ``crystal review`` when ``--db`` is not given: a SQLite file in the working
+folder (``--db postgresql://user@host/name`` for a team server)."""
+
+REVIEW_HOST: Final = "127.0.0.1"
+"""Address ``crystal review serve`` binds by default: loopback only; any other address
+prints a warning (put the app behind TLS before exposing it)."""
+
+REVIEW_PORT: Final = 8420
+"""Port ``crystal review serve`` listens on by default."""
+
+REVIEW_ANNOTATORS_PER_CHAIN: Final = 1
+"""Annotators who review each reference chain (``crystal review import --annotators``)."""
+
+REVIEW_ANNOTATORS_PER_PAIR: Final = 2
+"""Annotators who label each step pair (``crystal review import --annotators``)."""
+
+REVIEW_HOLD_MINUTES: Final = 30.0
+"""How long a task handed to an annotator stays reserved for them; an abandoned task goes
+back to the queue after this (``crystal review serve --hold-minutes``)."""
+
+REVIEW_GOLD_EVERY: Final = 10
+"""One task in this many served to an annotator is a gold task (one with a known answer)
+while unseen gold tasks of that kind remain (``--gold-every``; 0 turns gold tasks off)."""
+
+REVIEW_GOLD_MIN_ACCURACY: Final = 0.7
+"""Share of gold tasks an annotator must get right; the admin page flags anyone below."""
+
+REVIEW_GOLD_MIN_SEEN: Final = 5
+"""Gold tasks an annotator must have answered before their gold accuracy is judged."""
+
+REVIEW_FAST_LABEL_MS: Final = 500
+"""A median time per label under this many milliseconds flags an annotator as too fast to
+have read the task."""
+
+REVIEW_ADJUDICATION_THRESHOLD: Final = 1.0
+"""A finished task whose pairwise agreement is below this goes to the adjudication queue
+(1.0: any disagreement)."""
+
+REVIEW_SESSION_HOURS: Final = 12.0
+"""Lifetime of a login session; the annotator logs in again after it."""
+
+REVIEW_SESSION_CACHE_S: Final = 30.0
+"""How long the server remembers a looked-up login session before asking the database again
+(a logout takes effect at once; a role changed with ``add-user --update`` within this)."""
+
+REVIEW_SESSION_COOKIE: Final = "crystal_review_session"
+"""Name of the session cookie (HttpOnly, SameSite=Lax; Secure with ``--secure-cookies``)."""
+
+REVIEW_LOGIN_COOKIE: Final = "crystal_review_login"
+"""Name of the short-lived cookie holding the login form's CSRF token (double submit)."""
+
+REVIEW_LOGIN_MAX_FAILURES: Final = 5
+"""Wrong passwords for one user name, or from one address, within
+``REVIEW_LOGIN_WINDOW_S`` before further attempts are refused (429)."""
+
+REVIEW_LOGIN_WINDOW_S: Final = 900.0
+"""Window in which failed logins are counted, in seconds."""
+
+REVIEW_LOGIN_LOCKOUT_S: Final = 60.0
+"""First lockout after too many failed logins, in seconds; it doubles with each further
+failure, up to ``REVIEW_LOGIN_LOCKOUT_MAX_S``."""
+
+REVIEW_LOGIN_LOCKOUT_MAX_S: Final = 3600.0
+"""Longest lockout after failed logins, in seconds."""
+
+REVIEW_PASSWORD_MIN_CHARS: Final = 8
+"""Shortest password ``crystal review add-user`` accepts."""
+
+REVIEW_MAX_BODY_BYTES: Final = 64 * 1024
+"""Largest request body the review app reads (a label form is well under 8 KiB); 413 beyond."""
+
+REVIEW_MAX_HEADER_BYTES: Final = 16 * 1024
+"""Largest request line plus headers; 431 beyond."""
+
+REVIEW_MAX_FORM_FIELDS: Final = 1000
+"""Most fields in one submitted form (a chain of 300 steps with flags fits); 400 beyond."""
+
+REVIEW_MAX_NOTE_CHARS: Final = 4000
+"""Longest note on a review or an adjudication; 400 beyond."""
+
+REVIEW_MAX_NAME_CHARS: Final = 64
+"""Longest user name."""
+
+REVIEW_IDLE_TIMEOUT_S: Final = 15.0
+"""A browser connection idle this long between requests is closed (keep-alive timeout)."""
+
+REVIEW_HEADER_TIMEOUT_S: Final = 10.0
+"""Seconds from a request's first byte to the end of its headers; the connection is closed
+beyond (slow clients cannot hold connections open)."""
+
+REVIEW_SQLITE_SYNCHRONOUS: Final = "NORMAL"
+"""SQLite's ``synchronous`` setting for the review database (WAL mode): ``NORMAL`` survives a
+crash or kill of the app with every committed label and never corrupts the file; only a power
+cut or kernel crash may lose the last commits. ``crystal review serve --durable`` uses
+``FULL`` (an fsync per label, a few milliseconds each on a busy disk)."""
+
+REVIEW_BACKLOG: Final = 1024
+"""Listen backlog of ``crystal review serve``."""
+
+REVIEW_AUDIT_PAGE: Final = 200
+"""Audit entries shown per page on the admin's audit page."""
+
 # --- evaluator validation -------------------------------------------------------------------------
 # (``crystal validate`` / ``crystal ablate``: cosine bands, pairs per band, intervals.)
 

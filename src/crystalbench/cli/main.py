@@ -11,6 +11,7 @@ from crystalbench.cli import infer as infer_cli
 from crystalbench.cli import integrations as integrations_cli
 from crystalbench.cli import references as references_cli
 from crystalbench.cli import report as report_cli
+from crystalbench.cli import review as review_cli
 from crystalbench.cli import rewards as rewards_cli
 from crystalbench.cli import train as train_cli
 
@@ -35,6 +36,7 @@ app.command("train-recipes")(train_cli.train_recipes)
 app.add_typer(cache.app, name="cache")
 app.add_typer(data_cli.data_app, name="data")
 app.add_typer(references_cli.references_app, name="references")
+app.add_typer(review_cli.review_app, name="review")
 app.add_typer(integrations_cli.integrations_app, name="integrations")
 
 

@@ -5,7 +5,7 @@ The library comes first; ``crystal references build`` / ``regenerate`` are thin 
 - :func:`build_consensus` / :func:`consensus_from_embeddings` (:mod:`.consensus`, pure):
   candidate chains and an encoder (or embeddings) in, one chain with per-step provenance
   (support, models, the cluster's member steps, the medoid) out;
-- :func:`build_references` (:mod:`.pipeline`): an item set in, ``DIR/benchmark.jsonl``
+- :func:`build_references` (:mod:`.build`): an item set in, ``DIR/benchmark.jsonl``
   (loadable by ``crystal score``), journals, ``summary.json`` and the construction report
   out; rounds of generation, consensus and validation, resumable after a kill;
 - :func:`regenerate_references`: send items back (e.g. rejected in human review);
@@ -25,12 +25,14 @@ The library comes first; ``crystal references build`` / ``regenerate`` are thin 
 
 Layout: :mod:`.consensus` and :mod:`.ordering` (pure), :mod:`.generation` (prompts, seeds,
 reading outputs), :mod:`.validator` (verdicts), :mod:`.records` (journals), :mod:`.engine`
-(local engine), :mod:`.ray_engine` (Ray), :mod:`.pipeline`, :mod:`.output` and
-:mod:`.report`. See ``docs/references.md``.
+(local engine), :mod:`.consensus_run` (batched consensus), :mod:`.ray_engine` (Ray),
+:mod:`.pipeline` (rounds and journals), :mod:`.output`, :mod:`.report` and :mod:`.build`
+(the run). See ``docs/references.md``.
 """
 
 from __future__ import annotations
 
+from crystalbench.references.build import build_references, read_ids_file, regenerate_references
 from crystalbench.references.config import (
     ModelEndpoint,
     RayOptions,
@@ -45,12 +47,7 @@ from crystalbench.references.consensus import (
     build_consensus,
     consensus_from_embeddings,
 )
-from crystalbench.references.pipeline import (
-    BuildResult,
-    build_references,
-    read_ids_file,
-    regenerate_references,
-)
+from crystalbench.references.pipeline import BuildResult
 
 __all__ = [
     "BuildResult",

@@ -191,13 +191,13 @@ class _Consensus:
     """A Ray actor computing consensus chains (the encoder loads once per actor)."""
 
     def __init__(self, config_json: str) -> None:
-        from crystalbench.references.pipeline import open_encoder
+        from crystalbench.references.consensus_run import open_encoder
 
         self.config = ReferencesConfig.model_validate_json(config_json)
         self.encoder = open_encoder(self.config)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        from crystalbench.references.pipeline import ConsensusTask, compute_consensus
+        from crystalbench.references.consensus_run import ConsensusTask, compute_consensus
 
         tasks = []
         for text in batch["task"]:

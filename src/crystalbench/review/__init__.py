@@ -1,0 +1,15 @@
+"""The human review app: reference-chain review and step-pair labelling.
+
+A small self-hosted web app (Starlette, server-rendered Jinja2 templates, a little plain
+JavaScript) over a real database (SQLite by default, PostgreSQL by URL; SQLAlchemy 2 with
+Alembic migrations). Several annotators per task, least-annotated first with holds that time
+out, gold tasks, agreement (percent, Cohen's kappa, Krippendorff's alpha), adjudication by
+lowest agreement, and an append-only audit log. Commands: ``crystal review serve``,
+``add-user``, ``import``, ``export`` (see ``docs/review.md``).
+
+Modules: :mod:`~crystalbench.review.db` (opening, migrations), ``models`` (tables),
+``auth`` (passwords, sessions, CSRF, rate limit), ``assign`` (work distribution), ``labels``
+(vocabularies, final decisions), ``agreement``, ``importing``, ``exporting``, ``audit``,
+``web`` / ``routes`` / ``routes_admin`` / ``app`` (the HTTP side). Nothing here is imported by
+``import crystalbench``; the ``review`` extra installs what it needs.
+"""

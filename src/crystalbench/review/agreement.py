@@ -1,0 +1,389 @@
+"""Outcomes of tasks and agreement between annotators, from the database.
+
+What is computed (the admin page and the exports use these, nothing else):
+
+- **Current labels.** Each annotator's latest annotation of a task (revisions supersede).
+- **Decision** per task: :func:`crystalbench.review.labels.final_decision`.
+- **Percent agreement**: the mean, over tasks with at least two labels, of the share of
+  annotator pairs that agree on the task.
+- **Cohen's kappa** (``sklearn.metrics.cohen_kappa_score``) for every pair of annotators over
+  the tasks both labelled; when exactly two annotators labelled the tasks it is the headline
+  figure, otherwise the mean over pairs weighted by shared tasks is shown beside the table.
+- **Krippendorff's alpha**, nominal (the ``krippendorff`` package), over every annotator and
+  task (missing labels allowed).
+
+Gold tasks are left out of agreement and decided by their own gold label; they measure each
+annotator's accuracy instead.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import warnings
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from sqlalchemy import select
+
+from crystalbench.defaults import (
+    REVIEW_FAST_LABEL_MS,
+    REVIEW_GOLD_MIN_ACCURACY,
+    REVIEW_GOLD_MIN_SEEN,
+)
+from crystalbench.review.labels import Decision, final_decision, labels_for, majority_label
+from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
+
+
+@dataclass(frozen=True)
+class LabelRow:
+    """One annotator's label as the exports and the adjudication page show it."""
+
+    annotation_id: int
+    user_id: int
+    annotator: str
+    label: str
+    reason: str | None
+    note: str | None
+    step_flags: list[list[str]] | None
+    duration_ms: int | None
+    created_at: str
+    supersedes_id: int | None
+
+
+@dataclass
+class TaskOutcome:
+    """A task with its labels (current and superseded), adjudications and decision."""
+
+    task_id: int
+    kind: str
+    external_id: str
+    item_key: str
+    quota: int | None
+    is_gold: bool
+    gold_label: str | None
+    position: int
+    payload: dict[str, Any]
+    hidden: dict[str, Any]
+    current: list[LabelRow] = field(default_factory=list)
+    history: list[LabelRow] = field(default_factory=list)
+    adjudications: list[dict[str, Any]] = field(default_factory=list)
+    decision: Decision | None = None
+
+    @property
+    def labels(self) -> list[str]:
+        """The current labels, one per annotator."""
+        return [row.label for row in self.current]
+
+
+def load_outcomes(
+    session: Any, kind: str, *, task_ids: Sequence[int] | None = None
+) -> list[TaskOutcome]:
+    """Every task of ``kind`` (or those of ``task_ids``) with labels and decision, in import
+    order."""
+    query = (
+        select(
+            Task.id,
+            Task.kind,
+            Task.external_id,
+            Item.item_key,
+            Task.quota,
+            Task.is_gold,
+            Task.gold_label,
+            Task.position,
+            Task.payload,
+            Task.hidden,
+        )
+        .join(Item, Item.id == Task.item_id)
+        .where(Task.kind == kind)
+        .order_by(Task.position, Task.id)
+    )
+    if task_ids is not None:
+        query = query.where(Task.id.in_(list(task_ids)))
+    outcomes: dict[int, TaskOutcome] = {}
+    for row in session.execute(query):
+        outcomes[row[0]] = TaskOutcome(*row)
+    if not outcomes:
+        return []
+    names = dict(session.execute(select(User.id, User.name)).all())
+    annotation_query = (
+        select(Annotation).join(Task, Task.id == Annotation.task_id).where(Task.kind == kind)
+    )
+    if task_ids is not None:
+        annotation_query = annotation_query.where(Annotation.task_id.in_(list(task_ids)))
+    latest: dict[tuple[int, int], LabelRow] = {}
+    for annotation in session.execute(annotation_query.order_by(Annotation.id)).scalars():
+        row = LabelRow(
+            annotation_id=annotation.id,
+            user_id=annotation.user_id,
+            annotator=names.get(annotation.user_id, str(annotation.user_id)),
+            label=annotation.label,
+            reason=annotation.reason,
+            note=annotation.note,
+            step_flags=annotation.step_flags,
+            duration_ms=annotation.duration_ms,
+            created_at=annotation.created_at.isoformat(),
+            supersedes_id=annotation.supersedes_id,
+        )
+        outcome = outcomes.get(annotation.task_id)
+        if outcome is None:
+            continue
+        outcome.history.append(row)
+        latest[(annotation.task_id, annotation.user_id)] = row
+    for (task_id, _user), row in latest.items():
+        outcomes[task_id].current.append(row)
+    adjudication_query = (
+        select(Adjudication).join(Task, Task.id == Adjudication.task_id).where(Task.kind == kind)
+    )
+    if task_ids is not None:
+        adjudication_query = adjudication_query.where(Adjudication.task_id.in_(list(task_ids)))
+    for adjudication in session.execute(adjudication_query.order_by(Adjudication.id)).scalars():
+        outcomes[adjudication.task_id].adjudications.append(
+            {
+                "adjudicator": names.get(adjudication.user_id, str(adjudication.user_id)),
+                "label": adjudication.label,
+                "reason": adjudication.reason,
+                "note": adjudication.note,
+                "overrides_majority": adjudication.overrides_majority,
+                "time": adjudication.created_at.isoformat(),
+            }
+        )
+    for outcome in outcomes.values():
+        outcome.current.sort(key=lambda r: r.annotation_id)
+        final = outcome.adjudications[-1]["label"] if outcome.adjudications else None
+        outcome.decision = final_decision(outcome.labels, outcome.quota, final)
+    return list(outcomes.values())
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def cohen_kappa(first: Sequence[str], second: Sequence[str], domain: Sequence[str]) -> float | None:
+    """Cohen's kappa of two annotators' labels on the same tasks (``None`` when undefined:
+    no tasks, or both gave one and the same label throughout).
+
+    Examples:
+        >>> cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"], ["a", "b"])
+        0.5
+    """
+    if not first:
+        return None
+    from sklearn.metrics import cohen_kappa_score
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = cohen_kappa_score(list(first), list(second), labels=list(domain))
+    return _nan_to_none(float(value))
+
+
+def krippendorff_alpha(units: Sequence[Sequence[str]], domain: Sequence[str]) -> float | None:
+    """Nominal Krippendorff's alpha of the labels of each unit (``None`` when undefined:
+    no unit with two labels, or a single value throughout).
+
+    Examples:
+        >>> round(krippendorff_alpha([["a", "a"], ["b", "b"], ["a", "b"]], ["a", "b"]), 3)
+        0.444
+    """
+    import numpy as np
+
+    pairable = [labels for labels in units if len(labels) >= 2]
+    if not pairable:
+        return None
+    index = {label: i for i, label in enumerate(domain)}
+    counts = np.zeros((len(pairable), len(domain)), dtype=float)
+    for row, labels in enumerate(pairable):
+        for label in labels:
+            counts[row, index[label]] += 1
+    if np.count_nonzero(counts.sum(axis=0)) < 2:
+        return None
+    import krippendorff
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")
+    return _nan_to_none(float(value))
+
+
+def _share_equal(first: Sequence[str], second: Sequence[str]) -> float:
+    return sum(x == y for x, y in zip(first, second, strict=True)) / len(first)
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    """Cohen's kappa of two annotators over the tasks both labelled."""
+
+    first: str
+    second: str
+    shared: int
+    agreement: float
+    kappa: float | None
+
+
+@dataclass(frozen=True)
+class AgreementSummary:
+    """Agreement over the regular tasks of one kind."""
+
+    n_tasks: int
+    """Tasks with at least two current labels."""
+    n_annotators: int
+    percent: float | None
+    cohen_kappa: float | None
+    """Cohen's kappa when exactly two annotators labelled; else ``None``."""
+    mean_pairwise_kappa: float | None
+    alpha: float | None
+    pairs: list[PairKappa]
+    statuses: dict[str, int]
+
+
+def agreement_summary(outcomes: Sequence[TaskOutcome], kind: str) -> AgreementSummary:
+    """Percent agreement, Cohen's kappa and Krippendorff's alpha over regular tasks."""
+    domain = labels_for(kind)
+    regular = [o for o in outcomes if not o.is_gold]
+    multi = [o for o in regular if len(o.current) >= 2]
+    shares = [
+        sum(a == b for a, b in combinations(o.labels, 2)) / math.comb(len(o.labels), 2)
+        for o in multi
+    ]
+    by_pair: dict[tuple[str, str], tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    annotators: set[str] = set()
+    for outcome in regular:
+        rows = sorted(outcome.current, key=lambda r: r.annotator)
+        annotators.update(r.annotator for r in rows)
+        for a, b in combinations(rows, 2):
+            first, second = by_pair[(a.annotator, b.annotator)]
+            first.append(a.label)
+            second.append(b.label)
+    pairs = [
+        PairKappa(
+            first=names[0],
+            second=names[1],
+            shared=len(labels[0]),
+            agreement=_share_equal(labels[0], labels[1]),
+            kappa=cohen_kappa(labels[0], labels[1], domain),
+        )
+        for names, labels in sorted(by_pair.items())
+    ]
+    weighted = [(p.kappa, p.shared) for p in pairs if p.kappa is not None]
+    mean_kappa = sum(k * n for k, n in weighted) / sum(n for _, n in weighted) if weighted else None
+    statuses = {name: 0 for name in ("unanimous", "majority", "adjudicated", "unresolved")}
+    for outcome in regular:
+        assert outcome.decision is not None
+        statuses[outcome.decision.status] += 1
+    labelled = {r.annotator for o in multi for r in o.current}
+    return AgreementSummary(
+        n_tasks=len(multi),
+        n_annotators=len(annotators),
+        percent=sum(shares) / len(shares) if shares else None,
+        cohen_kappa=pairs[0].kappa if len(labelled) == 2 and len(pairs) == 1 else None,
+        mean_pairwise_kappa=mean_kappa,
+        alpha=krippendorff_alpha([o.labels for o in multi], domain),
+        pairs=pairs,
+        statuses=statuses,
+    )
+
+
+@dataclass(frozen=True)
+class AnnotatorStats:
+    """One annotator's work on one kind of task."""
+
+    name: str
+    role: str
+    labels: int
+    held: int
+    median_seconds: float | None
+    per_hour: float | None
+    gold_seen: int
+    gold_right: int
+    agreement_with_majority: float | None
+    flags: list[str]
+
+    @property
+    def gold_accuracy(self) -> float | None:
+        """Share of gold tasks answered right."""
+        return self.gold_right / self.gold_seen if self.gold_seen else None
+
+
+def annotator_stats(
+    session: Any, outcomes: Sequence[TaskOutcome], kind: str
+) -> list[AnnotatorStats]:
+    """Counts, pace, gold accuracy and agreement with the majority per annotator."""
+    users = session.execute(select(User).order_by(User.name)).scalars().all()
+    durations: dict[int, list[float]] = defaultdict(list)
+    held: dict[int, int] = defaultdict(int)
+    for user_id, status, created, finished in session.execute(
+        select(
+            Assignment.user_id, Assignment.status, Assignment.created_at, Assignment.finished_at
+        ).where(Assignment.kind == kind)
+    ):
+        if status == "done" and finished is not None:
+            durations[user_id].append((finished - created).total_seconds())
+        elif status == "held":
+            held[user_id] += 1
+    counts: dict[int, int] = defaultdict(int)
+    gold_seen: dict[int, int] = defaultdict(int)
+    gold_right: dict[int, int] = defaultdict(int)
+    agree: dict[int, list[bool]] = defaultdict(list)
+    client_ms: dict[int, list[int]] = defaultdict(list)
+    for outcome in outcomes:
+        majority = majority_label(outcome.labels) if len(outcome.current) >= 2 else None
+        for row in outcome.current:
+            counts[row.user_id] += 1
+            if row.duration_ms is not None:
+                client_ms[row.user_id].append(row.duration_ms)
+            if outcome.is_gold and outcome.gold_label is not None:
+                gold_seen[row.user_id] += 1
+                gold_right[row.user_id] += row.label == outcome.gold_label
+            elif majority is not None:
+                agree[row.user_id].append(row.label == majority)
+    stats = []
+    for user in users:
+        if not counts[user.id] and not held[user.id]:
+            continue
+        seconds = statistics.median(durations[user.id]) if durations[user.id] else None
+        flags = []
+        fast = client_ms[user.id]
+        if fast and statistics.median(fast) < REVIEW_FAST_LABEL_MS:
+            flags.append("fast")
+        seen = gold_seen[user.id]
+        if seen >= REVIEW_GOLD_MIN_SEEN and gold_right[user.id] / seen < REVIEW_GOLD_MIN_ACCURACY:
+            flags.append("gold")
+        stats.append(
+            AnnotatorStats(
+                name=user.name,
+                role=user.role,
+                labels=counts[user.id],
+                held=held[user.id],
+                median_seconds=seconds,
+                per_hour=3600.0 / seconds if seconds else None,
+                gold_seen=seen,
+                gold_right=gold_right[user.id],
+                agreement_with_majority=(
+                    sum(agree[user.id]) / len(agree[user.id]) if agree[user.id] else None
+                ),
+                flags=flags,
+            )
+        )
+    return stats
+
+
+def adjudication_queue(
+    outcomes: Sequence[TaskOutcome], threshold: float, *, exclude_user: int | None = None
+) -> list[TaskOutcome]:
+    """Complete, unadjudicated regular tasks with agreement below ``threshold``, lowest
+    agreement first (then import order); tasks ``exclude_user`` labelled are left out."""
+    from crystalbench.review.labels import needs_adjudication
+
+    queue = [
+        o
+        for o in outcomes
+        if not o.is_gold
+        and o.decision is not None
+        and needs_adjudication(o.decision, threshold)
+        and (exclude_user is None or all(r.user_id != exclude_user for r in o.current))
+    ]
+    queue.sort(key=lambda o: (o.decision.agreement if o.decision else 0.0, o.position))
+    return queue

@@ -1,0 +1,1 @@
+"""Alembic revisions of the review database, oldest first."""
