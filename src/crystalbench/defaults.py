@@ -306,6 +306,10 @@ REFERENCES_MAX_ROUNDS: Final = 3
 """Rounds (generation, consensus, validation) an item gets before it is reported rejected
 (``--max-rounds``)."""
 
+REFERENCES_ALTERNATIVES: Final = 0
+"""Candidate chains of the accepted round kept as alternative references
+(``reference_chains``, ``--alternatives``): 0 keeps only the consensus, as the paper."""
+
 REFERENCES_SAMPLES: Final = 1
 """Candidate chains each generator writes per item and round (``--samples``)."""
 
