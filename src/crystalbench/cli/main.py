@@ -11,6 +11,7 @@ from crystalbench.cli import infer as infer_cli
 from crystalbench.cli import report as report_cli
 from crystalbench.cli import rewards as rewards_cli
 from crystalbench.cli import train as train_cli
+from crystalbench.cli import validate as validate_cli
 
 app = typer.Typer(
     name="crystal",
@@ -32,6 +33,8 @@ app.command("train-sweep")(train_cli.train_sweep)
 app.command("train-recipes")(train_cli.train_recipes)
 app.add_typer(cache.app, name="cache")
 app.add_typer(data_cli.data_app, name="data")
+app.add_typer(validate_cli.validate_app, name="validate")
+app.command("ablate")(validate_cli.ablate)
 
 
 @app.command("version")
