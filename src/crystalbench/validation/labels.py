@@ -103,7 +103,7 @@ class LabelSet:
 
     def statuses(self) -> dict[str, int]:
         """Pairs per final status."""
-        counts = Counter(p.status for p in self.pairs.values())
+        counts: Counter[str] = Counter(p.status for p in self.pairs.values())
         return {status: counts.get(status, 0) for status in FINAL_STATUSES}
 
 
@@ -190,7 +190,7 @@ def _export_line(record: dict[str, Any], path: Path, line: int) -> PairLabels:
             )
         seen.add(annotator)
         label = _label(entry.get("label"), path, line, f"{where}.label")
-        votes.append(Vote(annotator=annotator, label=label, time=_time(entry.get("time"))))  # type: ignore[arg-type]
+        votes.append(Vote(annotator=annotator, label=label, time=_time(entry.get("time"))))
     adjudication = record.get("adjudication")
     adjudicator = None
     if adjudication is not None:
@@ -205,7 +205,7 @@ def _export_line(record: dict[str, Any], path: Path, line: int) -> PairLabels:
     return PairLabels(
         pair_id=pair_id,
         votes=votes,
-        final=decided,  # type: ignore[arg-type]
+        final=decided,
         status=status if decided is not None else "unresolved",
         adjudicator=adjudicator,
     )
@@ -264,7 +264,7 @@ def _plain_rows(
                 field="annotator",
             )
         entry.lines[annotator] = line
-        entry.votes.append(Vote(annotator=annotator, label=label, time=_time(row.get("time"))))  # type: ignore[arg-type]
+        entry.votes.append(Vote(annotator=annotator, label=label, time=_time(row.get("time"))))
     return empty
 
 
@@ -336,7 +336,7 @@ def read_labels(path: str | Path) -> LabelSet:
         exported[pair_id] = PairLabels(
             pair_id=pair_id,
             votes=entry.votes,
-            final=final,  # type: ignore[arg-type]
+            final=final,
             status=status,
             adjudicator=entry.adjudication[0] if entry.adjudication else None,
         )

@@ -300,8 +300,13 @@ def _draw_band(
         by_model[key[0]].append(key)
     models = list(by_model)
     models = [models[k] for k in rng.permutation(len(models))]
-    cycles = [[keys[k] for k in rng.permutation(len(keys))] for keys in map(by_model.get, models)]
-    order = [cycle[r] for r in range(max(map(len, cycles))) for cycle in cycles if r < len(cycle)]
+    cycles = [[by_model[m][k] for k in rng.permutation(len(by_model[m]))] for m in models]
+    order = [
+        cycle[r]
+        for r in range(max(map(len, cycles), default=0))
+        for cycle in cycles
+        if r < len(cycle)
+    ]
     chosen: list[int] = []
     used_items: set[Any] = set()
     for fresh_only in (True, False):

@@ -276,7 +276,7 @@ def agreement_charts(report: AgreementReport) -> dict[str, str]:
         title="Calibration: share of pairs people call a match, by cosine",
         x_label="cosine",
         y_label="human match",
-        bands=intervals,  # type: ignore[arg-type]
+        bands=intervals,
         markers=[(report.threshold, f"tau {report.threshold:g}")],
     )
     search = report.threshold_search
@@ -299,7 +299,7 @@ def agreement_charts(report: AgreementReport) -> dict[str, str]:
         y_label="value",
         y_range=(low, 1.0),
         markers=markers,
-        shade=shade,  # type: ignore[arg-type]
+        shade=shade,
     )
     return charts
 
