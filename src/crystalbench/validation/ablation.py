@@ -141,18 +141,39 @@ def parse_encoders(text: str | Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _means(
-    items: Sequence[Any], per_threshold: Sequence[dict[str, float]] | None
-) -> dict[str, float]:
-    """Macro means of every summary metric, as the scorer's aggregator computes them."""
-    means: dict[str, float] = {}
-    for metric in METRICS:
-        if per_threshold is not None and metric.item_field in THRESHOLD_FIELDS:
-            values = [chain[metric.item_field] for chain in per_threshold]
-        else:
-            values = [metric.item_value(item) for item in items]
-        means[metric.key] = float(np.asarray(values, dtype=np.float64).mean()) if values else 0.0
-    return means
+def _metric_means(
+    items: Sequence[Any], grid: Sequence[float], *, strict: bool, alpha: float, order_metric: str
+) -> dict[float, dict[str, float]]:
+    """Every summary metric of one model at every threshold of ``grid`` (the items were
+    scored at ``grid[0]``), as the scorer's aggregator computes them (float64 means in item
+    order). Only the items whose weakest match fails a threshold are derived again."""
+    columns = {
+        metric.item_field: np.asarray([metric.item_value(it) for it in items], dtype=np.float64)
+        for metric in METRICS
+    }
+    weakest = np.asarray(
+        [it.matches[-1][2] if it.matches else np.inf for it in items], dtype=np.float64
+    )
+    out: dict[float, dict[str, float]] = {}
+    for tau in grid:
+        values = columns
+        if tau != grid[0]:
+            bar = float(np.float32(tau))
+            changed = np.flatnonzero(weakest <= bar if strict else weakest < bar)
+            values = dict(columns)
+            for name in THRESHOLD_FIELDS:
+                values[name] = columns[name].copy()
+            for k in changed.tolist():
+                chain = chain_at(
+                    items[k], tau, strict=strict, alpha=alpha, order_metric=order_metric
+                )
+                for name in THRESHOLD_FIELDS:
+                    values[name][k] = chain[name]
+        out[tau] = {
+            metric.key: float(values[metric.item_field].mean()) if len(items) else 0.0
+            for metric in METRICS
+        }
+    return out
 
 
 def _rank_statistics(
@@ -265,21 +286,15 @@ def run_ablation(
                 raise InputError("no prediction set could be scored: " + "; ".join(failures))
         started = time.perf_counter()
         for model in models:
-            items = many.runs[model].items
-            for tau in grid:
-                derived = None
-                if tau != grid[0]:
-                    derived = [
-                        chain_at(
-                            item,
-                            tau,
-                            strict=strict,
-                            alpha=config.alpha,
-                            order_metric=config.order_metric,
-                        )
-                        for item in items
-                    ]
-                cells.setdefault((label, tau), {})[model] = _means(items, derived)
+            means = _metric_means(
+                many.runs[model].items,
+                grid,
+                strict=strict,
+                alpha=config.alpha,
+                order_metric=config.order_metric,
+            )
+            for tau, values in means.items():
+                cells.setdefault((label, tau), {})[model] = values
         derive = time.perf_counter() - started
         stats = many.encode_stats
         runs.append(
