@@ -28,7 +28,7 @@ def workload_texts(n_items: int) -> list[str]:
     texts: set[str] = set()
     for item in workload.iter_items(n_items):
         texts.update(item.reference_steps)
-        texts.update(workload.generate_prediction(item, 0)["reasoning_steps"])
+        texts.update(workload.predict(item, 0)["reasoning_steps"])
     return sorted(texts, key=len)
 
 

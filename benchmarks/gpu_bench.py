@@ -93,9 +93,7 @@ def main() -> int:
     # The workload, in memory.
     started = time.perf_counter()
     items = list(workload.iter_items(args.items))
-    predictions = [
-        [workload.generate_prediction(item, k) for item in items] for k in range(args.sets)
-    ]
+    predictions = [[workload.predict(item, k) for item in items] for k in range(args.sets)]
     texts = sorted(
         {s for item in items for s in item.reference_steps}
         | {s for pk in predictions for p in pk for s in p["reasoning_steps"]},

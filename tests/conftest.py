@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from crystalbench.config import ScoreConfig
 from fakes import HASH_CONFIG
+
+_SESSION_CACHE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The whole session caches embeddings and ONNX exports in a folder of its own, never in
+    the user's ``~/.cache/crystalbench`` (a test run must not leave files behind or read a
+    cache that another version filled)."""
+    folder = tempfile.mkdtemp(prefix="crystalbench-test-cache-")
+    _SESSION_CACHE.append(folder)
+    os.environ["CRYSTALBENCH_CACHE_DIR"] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _SESSION_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -161,7 +161,7 @@ def test_unknown_compat_raises_with_suggestion():
 def test_compat_rules_live_in_the_compat_package():
     assert match_rules(None) == match_rules("none") == MatchRules(tau=0.35)
     assert match_rules("crystal-metrics-0.2", tau=0.4) == MatchRules(
-        tau=0.4, strict=True, ties_high_first=True
+        tau=0.4, strict=True, ties_high_first=True, float32_products=True
     )
     assert keeps_blank_steps("crystal-metrics-0.2")
     assert not keeps_blank_steps("none")
@@ -363,3 +363,28 @@ def test_compat_mode_matches_crystal_metrics(m, n, seed, alpha, order_metric, qu
     order = ours.lis if order_metric == "lis" else ours.kendall
     expected = f1 * ((1 - alpha) + alpha * order) if alpha > 0 else f1
     assert ours.ordered_f1 == pytest.approx(expected, abs=1e-12)
+
+
+def test_identical_steps_get_identical_cosines_so_the_tie_rule_decides():
+    """Two copies of one predicted step against many references: in paper mode their
+    cosines are equal bit for bit (float64 products), so the lower index wins the tie, as
+    the contract says; float32 products may differ by rounding noise (crystal-metrics)."""
+    from crystalbench.compat.matching import match_rules
+    from crystalbench.matching import cosine_matrix, greedy_pairs
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        dim = int(rng.integers(16, 400))
+        refs = rng.normal(size=(int(rng.integers(2, 40)), dim)).astype(np.float32)
+        refs /= np.linalg.norm(refs, axis=1, keepdims=True)
+        step = rng.normal(size=dim).astype(np.float32)
+        step /= np.linalg.norm(step)
+        others = rng.normal(size=(int(rng.integers(0, 30)), dim)).astype(np.float32)
+        others /= np.linalg.norm(others, axis=1, keepdims=True) + 1e-12
+        pred = np.vstack([others, step, step]).astype(np.float32)
+        similarity = cosine_matrix(pred, refs, match_rules(None, tau=-1.0))
+        assert np.array_equal(similarity[-1], similarity[-2])
+        pairs = greedy_pairs(similarity, match_rules(None, tau=-1.0))
+        matched = {i for i, _, _ in pairs}
+        if len(pred) - 1 in matched:  # the second copy only matches after the first
+            assert len(pred) - 2 in matched

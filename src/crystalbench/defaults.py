@@ -104,9 +104,18 @@ in cache (``benchmarks/bench_batch_size.py``, ``benchmarks/RESULTS.md``)."""
 GPU_ENCODE_BATCH_SIZE: Final = 1024
 """Sentences per encoder forward pass on a GPU."""
 
-ENCODE_CALL_TEXTS: Final = 4096
-"""Texts the caching front end hands to the encoder per call (it splits them into batches);
-also how often the cache is written and the progress bar moves."""
+ENCODER_BACKEND: Final = "auto"
+"""How sentence-transformers models run: ``auto`` picks ONNX Runtime fp32 on CPU (vectors
+equal torch's to about 1e-6; a start-up without torch once the export is cached) and torch
+on a GPU, for float16 and for models that cannot be exported (``crystalbench.encoders.auto``)."""
+
+ENCODE_CALL_TEXTS: Final = 256
+"""Texts the caching front end hands to the encoder per call, at least (it splits them into
+forward batches; a larger forward batch times the number of workers wins). Calls are this
+small so that vectors reach the on-disk cache while a long run goes on (see
+``CACHE_COMMIT_SECONDS``) and the progress bar moves; texts are length-sorted across the
+whole lookup first (shortest first), so forward batches still hold texts of similar length.
+It was 4,096 before the cache was committed in small batches."""
 
 SCORE_CHUNK_ITEMS: Final = 4096
 """Items scored per chunk; bounds memory on very large runs."""
@@ -256,6 +265,12 @@ serve-rewards`` (as ``--token``) and by the client :class:`RemoteRewardScorer`."
 
 # --- embedding cache ------------------------------------------------------------------------------
 # (How often computed vectors are committed to the on-disk cache.)
+CACHE_COMMIT_SECONDS: Final = 1.0
+"""Computed vectors are committed to the on-disk cache after the encoder call during which
+this many seconds have passed since the last commit, and at the end of every lookup (also
+when it fails or is interrupted). A run that is killed loses at most this much encoding work
+plus one encoder call (``ENCODE_CALL_TEXTS`` texts). Each commit is one SQLite transaction;
+the overhead on a full run is measured by ``benchmarks/bench_cache_commit.py``."""
 
 # --- reference construction ---------------------------------------------------------------------
 # (``crystal references build``: consensus threshold, rounds, seeds, generator defaults.)

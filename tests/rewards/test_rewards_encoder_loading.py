@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from crystalbench.rewards import encoder_loading
@@ -64,7 +66,7 @@ def test_encoder_loads_under_zero3_only_with_the_guard(zero3, monkeypatch):
         SentenceTransformer(str(offline_model_path()), device="cpu")
 
     monkeypatch.setattr(encoder_loading, "_ENCODERS", {})
-    encoder = load_reward_encoder("minilm-offline", device="cpu")
+    encoder = load_reward_encoder("minilm-offline", device="cpu", backend="torch")
     assert zero3_enabled()  # the trainer's config is back
     weights = [p for p in encoder.model.parameters() if p.dim() >= 2]  # type: ignore[attr-defined]
     assert weights
@@ -72,7 +74,8 @@ def test_encoder_loads_under_zero3_only_with_the_guard(zero3, monkeypatch):
     vectors = encoder.encode(["The bar for 2020 is the tallest.", "2020 has the tallest bar."])
     assert vectors.shape == (2, 384)
     assert float(vectors[0] @ vectors[1]) > 0.8
-    assert load_reward_encoder("minilm-offline", device="cpu") is encoder  # once per process
+    same = load_reward_encoder("minilm-offline", device="cpu", backend="torch")
+    assert same is encoder  # once per process
     assert encoder.batch_size == encoder_loading.CPU_BATCH_SIZE  # type: ignore[attr-defined]
 
 
@@ -80,6 +83,10 @@ def test_device_follows_local_rank(monkeypatch):
     import torch
 
     assert reward_device("cpu") == "cpu"
+    monkeypatch.setattr(encoder_loading, "gpu_visible", lambda: False)
+    if sys.platform != "darwin":
+        assert reward_device() == "cpu"  # decided without asking torch
+    monkeypatch.setattr(encoder_loading, "gpu_visible", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
     monkeypatch.setenv("LOCAL_RANK", "3")
@@ -103,3 +110,13 @@ def test_hash_encoder_and_shared_source_need_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_the_reward_encoder_takes_the_default_fast_path_on_a_cpu(monkeypatch):
+    """Rewards score with the same encoder path as `crystal score`: ONNX Runtime on a CPU."""
+    monkeypatch.setattr(encoder_loading, "_ENCODERS", {})
+    encoder = load_reward_encoder("minilm-offline", device="cpu")
+    vectors = encoder.encode(["The red bar is the tallest."])
+    assert vectors.shape == (1, 384)
+    assert encoder.identity.startswith("onnx-fp32:")

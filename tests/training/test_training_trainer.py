@@ -8,6 +8,7 @@ steps; the curriculum test runs both phases and checks the hand-over.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -181,8 +182,10 @@ def test_training_refuses_to_start_on_a_leak(tmp_path, pool):
 
     leaked = load_benchmark("sample").get("realworldqa-05")
     rows = pool.read_text().splitlines()
+    # The planted copy's image lives inside the pool folder, as a user's would.
+    shutil.copy(leaked.image, pool.parent / "planted.png")
     rows.append(
-        json.dumps({**leaked.model_dump(mode="json"), "id": "planted", "image": leaked.image})
+        json.dumps({**leaked.model_dump(mode="json"), "id": "planted", "image": "planted.png"})
     )
     pool.write_text("\n".join(rows) + "\n")
     config = tiny_config(tmp_path / "run", pool, "cpr", [])

@@ -15,7 +15,7 @@ from crystalbench.cli.common import (
     leaderboard_table,
     progress_hook,
 )
-from crystalbench.defaults import ALPHA, ENCODER, ORDER_METRIC, TAU
+from crystalbench.defaults import ALPHA, ENCODER, ENCODER_BACKEND, ORDER_METRIC, TAU
 
 # Options default to None ("not given") so that a --config file can supply values and
 # explicit flags still win; the real defaults live in ScoreConfig / defaults.py.
@@ -127,8 +127,8 @@ def score(
     backend: Annotated[
         str | None,
         typer.Option(
-            help="How the encoder runs: torch, onnx or onnx-int8 (ONNX Runtime, CPU) "
-            "[default: torch]"
+            help="How the encoder runs: auto (ONNX Runtime on a CPU, torch on a GPU), torch, "
+            f"onnx or onnx-int8 [default: {ENCODER_BACKEND}]"
         ),
     ] = None,
     workers: Annotated[
@@ -206,7 +206,7 @@ def score(
             device=config.device,
             dtype=dtype or "float32",
             batch_size=batch_size,
-            backend=backend or "torch",
+            backend=backend or ENCODER_BACKEND,
             workers=workers or 1,
             devices=[d.strip() for d in devices.split(",") if d.strip()] if devices else None,
             cache_dir=config.cache_dir,

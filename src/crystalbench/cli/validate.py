@@ -85,6 +85,7 @@ def sample_pairs(
         seed=seed,
         store=_store(cache_dir, no_cache),
         device=device,
+        cache_dir=cache_dir,
     )
     paths = write_pairs(sample, out)
     table = Table(title=f"Step pairs drawn ({len(sample.pairs)})")

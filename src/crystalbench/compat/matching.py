@@ -1,12 +1,14 @@
 """crystal-metrics 0.2.0's step-matching rules, as data for :mod:`crystalbench.matching`.
 
 ``crystal-metrics`` (``reasoning.py``, ``MLLMReasoningEvaluator``) differs from the paper in
-three places that change step numbers:
+four places that change step numbers:
 
 - it keeps a pair when ``S > tau`` (strict), the paper when ``S >= tau``;
 - it sorts ``(similarity, pred_index, ref_index)`` tuples in reverse, so among equal
   similarities the higher predicted index wins, then the higher reference index (the paper:
   the lower ones);
+- it computes the cosines in float32 throughout (the paper mode accumulates the dot products
+  in float64, so identical steps get identical cosines);
 - it embeds and counts the predicted steps exactly as given: ``""`` and ``"  "`` are steps
   (they count in ``m`` and lower precision; they are never stripped), where the paper drops
   blank steps before embedding and counts them in ``n_blank_dropped``.
@@ -34,12 +36,12 @@ def match_rules(compat: str | None, tau: float = TAU) -> MatchRules:
         >>> match_rules("crystal-metrics-0.2").strict, match_rules(None).strict
         (True, False)
         >>> match_rules("none", tau=0.5)
-        MatchRules(tau=0.5, strict=False, ties_high_first=False)
+        MatchRules(tau=0.5, strict=False, ties_high_first=False, float32_products=False)
     """
     if compat is None or compat == COMPAT_MODES[0]:
         return MatchRules(tau=tau)
     if compat == COMPAT_CRYSTAL_METRICS:
-        return MatchRules(tau=tau, strict=True, ties_high_first=True)
+        return MatchRules(tau=tau, strict=True, ties_high_first=True, float32_products=True)
     raise UnknownNameError("compat mode", str(compat), COMPAT_MODES)
 
 

@@ -7,10 +7,14 @@
 - any sentence-transformers hub name (default ``all-distilroberta-v1``) or local folder.
 
 Sentence-transformers models run with PyTorch (``backend="torch"``, CPU or GPU, fp32 or
-fp16) or ONNX Runtime on CPU (``onnx``, ``onnx-int8``); ``workers``/``devices`` spread
-encoding over several processes or GPUs (:mod:`crystalbench.encoders.parallel`).
+fp16) or ONNX Runtime on CPU (``onnx``, ``onnx-int8``). The default, ``auto``, runs ONNX
+Runtime fp32 on CPU (same vectors as torch to about 1e-6, and a start-up without torch)
+and torch on GPUs, for float16 and for models that cannot be exported
+(:mod:`crystalbench.encoders.auto`). ``workers``/``devices`` spread encoding over several
+processes or GPUs (:mod:`crystalbench.encoders.parallel`).
 
-Nothing here imports torch until a real model is used.
+Nothing here imports torch until a real model is used, and the ONNX path never does once
+its export is cached.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from crystalbench.defaults import ENCODER_BACKEND
+from crystalbench.encoders.auto import AutoEncoder, choose_backend, gpu_visible
 from crystalbench.encoders.base import Encoder, l2_normalise
 from crystalbench.encoders.cache import (
     CachingEncoder,
@@ -30,20 +36,23 @@ from crystalbench.encoders.hashing import HashEncoder, OneHotEncoder
 
 __all__ = [
     "BACKENDS",
+    "AutoEncoder",
     "CachingEncoder",
     "EmbeddingStore",
     "EncodeStats",
     "Encoder",
     "HashEncoder",
     "OneHotEncoder",
+    "choose_backend",
     "default_cache_dir",
+    "gpu_visible",
     "l2_normalise",
     "load_encoder",
 ]
 
 
-BACKENDS = ("torch", "onnx", "onnx-int8")
-"""How sentence-transformers models run: PyTorch, ONNX Runtime fp32 or int8."""
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+"""How sentence-transformers models run: automatic, PyTorch, ONNX Runtime fp32 or int8."""
 
 
 def load_encoder(
@@ -52,7 +61,7 @@ def load_encoder(
     device: str | None = None,
     dtype: str = "float32",
     batch_size: int | None = None,
-    backend: str = "torch",
+    backend: str = ENCODER_BACKEND,
     workers: int = 1,
     devices: Sequence[str] | None = None,
     threads: int | None = None,
@@ -65,8 +74,11 @@ def load_encoder(
         device: ``cuda`` / ``cpu`` / ``mps``; automatic when ``None``.
         dtype: ``float32`` or ``float16`` (float16 needs a GPU).
         batch_size: Sentences per forward pass (default 64 on CPU, 1024 on a GPU).
-        backend: ``torch`` (default), ``onnx`` or ``onnx-int8`` (ONNX Runtime, CPU); each
-            backend and precision has its own identity, so cached vectors never mix.
+        backend: ``auto`` (default: ONNX Runtime fp32 on CPU, torch on a GPU, for
+            float16 and for models without an export; see
+            :mod:`crystalbench.encoders.auto`), ``torch``, ``onnx`` or ``onnx-int8``
+            (ONNX Runtime, CPU). Each path and precision has its own identity, so cached
+            vectors never mix and results say which path ran.
         workers: Encode in this many worker processes (each with ``cpu_count / workers``
             threads unless ``threads`` is given). ``1`` encodes in this process.
         devices: One worker per device, e.g. ``["cuda:0", "cuda:1"]`` (multi-GPU).
@@ -81,6 +93,8 @@ def load_encoder(
         'hash-bow-v1:256'
         >>> load_encoder("minilm-offline", backend="onnx").identity.startswith("onnx-fp32:")
         True
+        >>> type(load_encoder("minilm-offline", device="cuda")).__name__
+        'SentenceTransformerEncoder'
     """
     if backend not in BACKENDS:
         from crystalbench.errors import UnknownNameError
@@ -103,7 +117,7 @@ def load_encoder(
     if devices:
         device = devices[0]
     if name == "hash":
-        if backend != "torch" or dtype != "float32":
+        if backend not in ("auto", "torch") or dtype != "float32":
             from crystalbench.errors import EncoderUnavailableError
 
             raise EncoderUnavailableError(
@@ -112,18 +126,25 @@ def load_encoder(
         return HashEncoder()
     from crystalbench.defaults import ENCODE_BATCH_SIZE
 
-    if backend != "torch":
-        from crystalbench.encoders.onnx_backend import OnnxEncoder
+    def torch_encoder() -> Encoder:
+        from crystalbench.encoders.sentence import SentenceTransformerEncoder
 
-        return OnnxEncoder(
-            name,
-            precision="int8" if backend == "onnx-int8" else "fp32",
-            batch_size=batch_size or ENCODE_BATCH_SIZE,
-            cache_dir=cache_dir,
-            threads=threads,
+        return SentenceTransformerEncoder(
+            name, device=device, dtype=dtype, batch_size=batch_size, threads=threads
         )
-    from crystalbench.encoders.sentence import SentenceTransformerEncoder
 
-    return SentenceTransformerEncoder(
-        name, device=device, dtype=dtype, batch_size=batch_size, threads=threads
+    if backend == "auto":
+        if choose_backend(name, device=device, dtype=dtype)[0] == "torch":
+            return torch_encoder()
+    elif backend == "torch":
+        return torch_encoder()
+    from crystalbench.encoders.onnx_backend import OnnxEncoder
+
+    onnx = OnnxEncoder(
+        name,
+        precision="int8" if backend == "onnx-int8" else "fp32",
+        batch_size=batch_size or ENCODE_BATCH_SIZE,
+        cache_dir=cache_dir,
+        threads=threads,
     )
+    return onnx if backend != "auto" else AutoEncoder(onnx, torch_encoder)

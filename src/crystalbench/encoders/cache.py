@@ -5,10 +5,15 @@ threshold or alpha never calls the encoder again. SQLite in WAL mode with a busy
 lets several runs share one cache file at once: writers serialise, readers never see a
 half-written vector, and ``INSERT OR IGNORE`` makes concurrent inserts of the same text
 harmless.
+
+Vectors are committed while a run goes on (at least every ``CACHE_COMMIT_SECONDS``, and
+whenever a lookup ends, fails or is interrupted), so a run that is killed keeps nearly all
+of the encoding it did.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -20,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from crystalbench.defaults import CACHE_DIR_ENV, ENCODE_CALL_TEXTS
+from crystalbench.defaults import CACHE_COMMIT_SECONDS, CACHE_DIR_ENV, ENCODE_CALL_TEXTS
 from crystalbench.encoders.base import Encoder
 
 _SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit
@@ -194,17 +199,30 @@ class EncodeStats:
     """Wall time inside the encoder's forward passes."""
     cache_seconds: float = 0.0
     """Wall time reading and writing the cache."""
+    commits: int = 0
+    """Transactions that wrote computed vectors to the on-disk cache."""
     extra: dict[str, float] = field(default_factory=dict)
 
 
 class CachingEncoder:
     """Deduplicates texts, reads the cache, encodes the misses in length-sorted batches.
 
+    The misses of one lookup are sorted by length once (shortest first), then handed to the
+    encoder a few hundred at a time (the encoder splits them into forward batches);
+    computed vectors are committed to the store after the call during which
+    ``commit_seconds`` have passed since the last commit, and at the end of the lookup,
+    also when it fails or is interrupted.
+
     Args:
         encoder: The real encoder.
         store: Embedding cache, or ``None`` to keep vectors in memory only.
-        batch_size: Texts handed to the encoder per call; the encoder may split further.
+        batch_size: Texts handed to the encoder per call; ``None``: ``ENCODE_CALL_TEXTS``,
+            or the encoder's forward batch times its workers when that is larger (a GPU's
+            batch of 1,024 stays whole).
         progress: Called with the number of texts just encoded (for progress bars).
+        commit_seconds: Commit computed vectors at least this often (``0``: after every
+            encoder call).
+        clock: Monotonic clock used for ``commit_seconds`` (tests pass a fake one).
 
     Examples:
         >>> from crystalbench.encoders.hashing import HashEncoder
@@ -218,13 +236,17 @@ class CachingEncoder:
         encoder: Encoder,
         store: EmbeddingStore | None = None,
         *,
-        batch_size: int = ENCODE_CALL_TEXTS,
+        batch_size: int | None = None,
         progress: Callable[[int], None] | None = None,
+        commit_seconds: float = CACHE_COMMIT_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.encoder = encoder
         self.store = store
         self.batch_size = batch_size
         self.progress = progress
+        self.commit_seconds = commit_seconds
+        self.clock = clock
         self.stats = EncodeStats()
         self._memory: dict[bytes, np.ndarray] = {}
 
@@ -232,6 +254,14 @@ class CachingEncoder:
     def identity(self) -> str:
         """The wrapped encoder's identity."""
         return self.encoder.identity
+
+    def call_texts(self) -> int:
+        """Texts per encoder call (see ``batch_size``); asks the encoder only when needed."""
+        if self.batch_size:
+            return self.batch_size
+        forward = int(getattr(self.encoder, "batch_size", 0) or 0)
+        workers = int(getattr(self.encoder, "workers", 1) or 1)
+        return max(ENCODE_CALL_TEXTS, forward * workers)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings of ``texts`` in order, each distinct text encoded at most once ever."""
@@ -272,21 +302,48 @@ class CachingEncoder:
                 else:
                     result[text] = vec
             wanted = still
-        for batch in self._length_sorted_batches(wanted):
-            started = time.perf_counter()
-            vectors = self.encoder.encode([t for t, _ in batch])
-            self.stats.encode_seconds += time.perf_counter() - started
-            self.stats.encoded += len(batch)
-            pairs = [(key, vectors[row]) for row, (_, key) in enumerate(batch)]
-            if self.store is not None:
-                started = time.perf_counter()
-                self.store.put_many(identity, pairs)
-                self.stats.cache_seconds += time.perf_counter() - started
-            for (text, _), (_, vec) in zip(batch, pairs, strict=True):
-                result[text] = vec
-            if self.progress is not None:
-                self.progress(len(batch))
+        if wanted:
+            self._encode_missing(identity, wanted, result)
         return result
+
+    def _encode_missing(
+        self, identity: str, wanted: list[tuple[str, bytes]], result: dict[str, np.ndarray]
+    ) -> None:
+        """Encode ``wanted`` call by call into ``result``, committing as the work goes on."""
+        pending: list[tuple[bytes, np.ndarray]] = []
+        last_commit = self.clock()
+        try:
+            for batch in self._length_sorted_batches(wanted, self.call_texts()):
+                started = time.perf_counter()
+                vectors = self.encoder.encode([t for t, _ in batch])
+                self.stats.encode_seconds += time.perf_counter() - started
+                self.stats.encoded += len(batch)
+                for row, (text, key) in enumerate(batch):
+                    vec = vectors[row]
+                    result[text] = vec
+                    pending.append((key, vec))
+                if self.store is not None and self.clock() - last_commit >= self.commit_seconds:
+                    self._commit(identity, pending)
+                    pending = []
+                    last_commit = self.clock()
+                if self.progress is not None:
+                    self.progress(len(batch))
+        except BaseException:
+            # Keep what was computed before the failure (Ctrl-C, an encoder error); a
+            # failing commit must not hide the original error.
+            if pending and self.store is not None:
+                with contextlib.suppress(Exception):
+                    self._commit(identity, pending)
+            raise
+        if pending and self.store is not None:
+            self._commit(identity, pending)
+
+    def _commit(self, identity: str, pairs: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        assert self.store is not None
+        started = time.perf_counter()
+        self.store.put_many(identity, pairs)
+        self.stats.cache_seconds += time.perf_counter() - started
+        self.stats.commits += 1
 
     def remember(self, texts: Sequence[str]) -> None:
         """Keep these texts' vectors in memory for the rest of the run (e.g. references)."""
@@ -297,9 +354,12 @@ class CachingEncoder:
         """Drop the in-memory vectors kept by :meth:`remember`."""
         self._memory.clear()
 
+    @staticmethod
     def _length_sorted_batches(
-        self, wanted: list[tuple[str, bytes]]
+        wanted: list[tuple[str, bytes]], size: int
     ) -> Iterator[list[tuple[str, bytes]]]:
-        ordered = sorted(wanted, key=lambda pair: len(pair[0]), reverse=True)
-        for start in range(0, len(ordered), self.batch_size):
-            yield ordered[start : start + self.batch_size]
+        # Shortest first: the first vectors (and the first commit, and the progress bar)
+        # come quickly; forward batches hold texts of similar length either way.
+        ordered = sorted(wanted, key=lambda pair: len(pair[0]))
+        for start in range(0, len(ordered), size):
+            yield ordered[start : start + size]

@@ -87,11 +87,59 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
 
 
+def hub_cache_folders() -> list[Path]:
+    """Folders where the Hugging Face hub (and older sentence-transformers) keep models.
+
+    ``$HF_HUB_CACHE`` (or ``$HUGGINGFACE_HUB_CACHE``), else ``$HF_HOME/hub``, else
+    ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub``; then
+    ``$SENTENCE_TRANSFORMERS_HOME``. Read without importing ``huggingface_hub``.
+    """
+    folders: list[Path] = []
+    explicit = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if explicit:
+        folders.append(Path(explicit).expanduser())
+    elif os.environ.get("HF_HOME"):
+        folders.append(Path(os.environ["HF_HOME"]).expanduser() / "hub")
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+        folders.append(base / "huggingface" / "hub")
+    if os.environ.get("SENTENCE_TRANSFORMERS_HOME"):
+        folders.append(Path(os.environ["SENTENCE_TRANSFORMERS_HOME"]).expanduser())
+    return folders
+
+
+def local_hub_snapshot(repo: str) -> Path | None:
+    """The locally cached snapshot of hub model ``repo`` (``org/name``), or ``None``.
+
+    Follows ``refs/main`` of the hub cache layout (``models--org--name/snapshots/<rev>``),
+    else takes the only snapshot there is; also finds the flat ``org_name`` folders of
+    older sentence-transformers caches. Nothing is imported or downloaded.
+    """
+    for base in hub_cache_folders():
+        folder = base / ("models--" + repo.replace("/", "--"))
+        snapshots = folder / "snapshots"
+        ref = folder / "refs" / "main"
+        if ref.is_file():
+            candidate = snapshots / ref.read_text(encoding="utf-8").strip()
+            if (candidate / "config.json").is_file():
+                return candidate
+        if snapshots.is_dir():
+            found = [p for p in snapshots.iterdir() if (p / "config.json").is_file()]
+            if len(found) == 1:
+                return found[0]
+        flat = base / repo.replace("/", "_")
+        if (flat / "config.json").is_file():
+            return flat
+    return None
+
+
 def resolve_model_folder(name_or_path: str) -> Path:
     """Local folder holding a sentence-transformers model given by name, path or hub id.
 
-    Hub names are looked up in the local Hugging Face cache first; when absent the model is
-    loaded once with sentence-transformers (which downloads it).
+    Hub names are looked up in the local hub cache first (read directly, so the fast
+    path imports neither ``huggingface_hub`` nor torch); when absent the model is loaded
+    once with sentence-transformers (which downloads it).
 
     Raises:
         EncoderUnavailableError: The model cannot be found or downloaded.
@@ -104,6 +152,9 @@ def resolve_model_folder(name_or_path: str) -> Path:
     if path.is_dir():
         return path.resolve()
     repo = name_or_path if "/" in name_or_path else f"sentence-transformers/{name_or_path}"
+    cached = local_hub_snapshot(repo)
+    if cached is not None:
+        return cached
     try:
         from huggingface_hub import snapshot_download
     except ImportError as exc:  # pragma: no cover - huggingface_hub comes with transformers
@@ -332,6 +383,10 @@ class OnnxEncoder:
         return base / "onnx" / name
 
     # ------------------------------------------------------------------ loading
+    def export_ready(self) -> bool:
+        """True when this model's export is already cached (nothing is made or loaded)."""
+        return self._export is not None or (self.export_folder / _META).is_file()
+
     def export(self) -> OnnxExport:
         """The cached export, made now (with torch) when missing."""
         if self._export is None:
@@ -365,11 +420,15 @@ class OnnxEncoder:
         tokenizer.enable_padding(pad_id=export.pad_id, pad_token=export.pad_token)
         self._tokenizer = tokenizer
 
-    def features(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Tokenizer features of ``texts`` as the graph expects them (int64, padded)."""
+    def load(self) -> None:
+        """Load the graph and the tokenizer now (exporting first if needed)."""
         with self._lock:
             if self._session is None:
                 self._load()
+
+    def features(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Tokenizer features of ``texts`` as the graph expects them (int64, padded)."""
+        self.load()
         export = self._export
         assert export is not None
         if export.do_lower_case:
@@ -384,14 +443,13 @@ class OnnxEncoder:
 
     # ------------------------------------------------------------------ encoding
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` as unit-length float32 rows (length-sorted batches inside)."""
+        """Embed ``texts`` as unit-length float32 rows (length-sorted batches inside, the
+        shortest first, so the first batch of a run comes back quickly)."""
         if not texts:
-            with self._lock:
-                if self._session is None:
-                    self._load()
+            self.load()
             dim = self._export.dim if self._export is not None else 0
             return np.zeros((0, dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda k: len(texts[k]), reverse=True)
+        order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
         out: np.ndarray | None = None
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]

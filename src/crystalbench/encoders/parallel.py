@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from crystalbench.defaults import ENCODE_BATCH_SIZE, ENCODER_BACKEND, GPU_ENCODE_BATCH_SIZE
 from crystalbench.encoders.base import Encoder
 
 
@@ -32,7 +33,7 @@ class EncoderSpec:
 
     Attributes:
         name: ``hash``, ``minilm-offline``, a sentence-transformers name or folder.
-        backend: ``torch``, ``onnx`` or ``onnx-int8``.
+        backend: ``auto``, ``torch``, ``onnx`` or ``onnx-int8``.
         device: Device for torch models (``cpu``, ``cuda:1``...); ``None`` for automatic.
         dtype: ``float32`` or ``float16`` (torch on GPU).
         batch_size: Sentences per forward pass; ``None`` for the encoder's default.
@@ -41,7 +42,7 @@ class EncoderSpec:
     """
 
     name: str
-    backend: str = "torch"
+    backend: str = ENCODER_BACKEND
     device: str | None = None
     dtype: str = "float32"
     batch_size: int | None = None
@@ -119,7 +120,8 @@ class ParallelEncoder:
         workers: Number of worker processes (ignored when ``devices`` is given).
         devices: One worker per device (``["cuda:0", "cuda:1"]``): multi-GPU encoding.
         min_texts: Calls with fewer texts than this run in the calling process (a local
-            copy of the encoder), where starting workers would cost more than it saves.
+            copy of the encoder) while the workers are not started yet, where starting them
+            would cost more than it saves; once started, every call goes to the workers.
 
     Examples:
         >>> enc = ParallelEncoder(EncoderSpec("hash"), workers=2, min_texts=10_000)
@@ -150,6 +152,16 @@ class ParallelEncoder:
         if self._identity is None:
             self._identity = self._local_encoder().identity
         return self._identity
+
+    @property
+    def batch_size(self) -> int:
+        """Sentences per forward pass in each worker."""
+        if self.spec.batch_size:
+            return self.spec.batch_size
+        on_gpu = any(d.startswith("cuda") for d in self.devices) or str(
+            self.spec.device or ""
+        ).startswith("cuda")
+        return GPU_ENCODE_BATCH_SIZE if on_gpu else ENCODE_BATCH_SIZE
 
     def _local_encoder(self) -> Encoder:
         if self._local is None:
@@ -185,10 +197,10 @@ class ParallelEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` across the workers; rows come back in input order."""
-        if len(texts) < self.min_texts or self.workers == 1:
+        if self.workers == 1 or (not self._pools and len(texts) < self.min_texts):
             return self._local_encoder().encode(texts)
         pools = self._start()
-        block = self.spec.batch_size or 64
+        block = self.batch_size
         shares = split_balanced([len(t) for t in texts], len(pools), block)
         futures: list[tuple[list[int], Future[Any]]] = [
             (share, pool.submit(_encode_in_worker, [texts[k] for k in share]))

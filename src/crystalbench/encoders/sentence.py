@@ -144,6 +144,10 @@ class SentenceTransformerEncoder:
             self._model = self._load()
         return self._model
 
+    def load(self) -> None:
+        """Load the model now (instead of on the first encode)."""
+        _ = self.model
+
     def _load(self) -> Any:
         device = self.device
         if self.dtype == "float16" and not device.startswith(("cuda", "mps")):

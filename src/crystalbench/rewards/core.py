@@ -364,7 +364,7 @@ def score_steps(
         >>> score_steps(eye[:2], eye, n_pred=4).precision
         0.5
     """
-    matches = greedy_match(cosine_matrix(pred, ref), rules)
+    matches = greedy_match(cosine_matrix(pred, ref, rules), rules)
     k = pred.shape[0] if pred.ndim == 2 else 0
     n_ref = ref.shape[0] if ref.ndim == 2 else 0
     precision, recall, f1 = precision_recall_f1(

@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from crystalbench.defaults import ENCODE_BATCH_SIZE
+from crystalbench.defaults import ENCODE_BATCH_SIZE, ENCODER_BACKEND
 from crystalbench.encoders import Encoder, load_encoder
+from crystalbench.encoders.auto import gpu_visible
 
 __all__ = [
     "CPU_BATCH_SIZE",
@@ -68,6 +69,8 @@ def reward_device(device: str | None = None) -> str:
     GPU is visible (modulo the visible count), else ``mps``, else ``cpu``."""
     if device and device != "auto":
         return device
+    if not gpu_visible() and sys.platform != "darwin":
+        return "cpu"  # no GPU device node: no need to import torch to learn that
     import torch
 
     if torch.cuda.is_available():
@@ -136,6 +139,7 @@ def load_reward_encoder(
     device: str | None = None,
     dtype: str = "float32",
     batch_size: int | None = None,
+    backend: str = ENCODER_BACKEND,
 ) -> Encoder:
     """The reward encoder ``name``, loaded now, once per process, outside ZeRO-3.
 
@@ -149,6 +153,8 @@ def load_reward_encoder(
             is visible.
         dtype: ``float32`` (same numbers as evaluation) or ``float16`` (GPU only).
         batch_size: Sentences per forward pass; 64 on CPU, 256 on GPU when ``None``.
+        backend: As in :func:`crystalbench.encoders.load_encoder`; ``auto`` (default) runs
+            ONNX Runtime on a CPU and torch on a GPU, the same path as ``crystal score``.
 
     Raises:
         EncoderUnavailableError: The model cannot be loaded (offline, missing extra).
@@ -165,12 +171,14 @@ def load_reward_encoder(
             return _ENCODERS[key]
     resolved = reward_device(device)
     size = batch_size or (CPU_BATCH_SIZE if resolved == "cpu" else GPU_BATCH_SIZE)
-    key = (name, resolved, dtype, size)
+    key = (name, resolved, dtype, size, backend)
     with _ENCODERS_LOCK:
         encoder = _ENCODERS.get(key)
         if encoder is None:
-            encoder = load_encoder(name, device=resolved, dtype=dtype, batch_size=size)
+            encoder = load_encoder(
+                name, device=resolved, dtype=dtype, batch_size=size, backend=backend
+            )
             with outside_zero3():
-                _ = encoder.model  # type: ignore[attr-defined]  # load now, inside the guard
+                encoder.load()  # type: ignore[attr-defined]  # load now, inside the guard
             _ENCODERS[key] = encoder
         return encoder

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from crystalbench.compat.matching import match_rules
 from crystalbench.config import ScoreConfig
 from crystalbench.defaults import ABLATION_THRESHOLDS, SCHEMA_VERSION, TAU
 from crystalbench.encoders import EmbeddingStore, Encoder, load_encoder
@@ -267,13 +268,15 @@ def run_ablation(
                 failures.append(f"{name}: {error}")
                 continue
         loaded.append((name, value if isinstance(value, PredictionSet) else list(value)))
-    strict = config.compat != "none"
+    strict = match_rules(config.compat).strict
     runs: list[EncoderRun] = []
     cells: dict[tuple[str, float], dict[str, dict[str, float]]] = {}
     models: list[str] | None = None
     for label, name in encoders:
         started = time.perf_counter()
-        encoder = (encoder_objects or {}).get(label) or load_encoder(name, device=config.device)
+        encoder = (encoder_objects or {}).get(label) or load_encoder(
+            name, device=config.device, cache_dir=config.cache_dir
+        )
         cell_config = config.model_copy(update={"encoder": name, "threshold": grid[0]})
         many = evaluate_many(
             benchmark, loaded, cell_config, encoder=encoder, store=store, progress=progress

@@ -41,8 +41,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, ValidationError
 
+from crystalbench.compat.matching import match_rules
 from crystalbench.defaults import (
     SCORE_CHUNK_ITEMS,
+    TAU,
     VALIDATION_BAND_EDGES,
     VALIDATION_COSINE_TOLERANCE,
     VALIDATION_PAIRS_PER_BAND,
@@ -170,10 +172,18 @@ class _RecordedEncoder:
     was scored with. Loading the named encoder must give that identity again.
     """
 
-    def __init__(self, name: str, identity: str, *, device: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        identity: str,
+        *,
+        device: str | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> None:
         self.name = name
         self._identity = identity
         self.device = device
+        self.cache_dir = cache_dir
         self._encoder: Encoder | None = None
 
     @property
@@ -189,7 +199,9 @@ class _RecordedEncoder:
                 backend = "onnx"
             elif self._identity.startswith("onnx-int8:"):
                 backend = "onnx-int8"
-            encoder = load_encoder(self.name, device=self.device, backend=backend)
+            encoder = load_encoder(
+                self.name, device=self.device, backend=backend, cache_dir=self.cache_dir
+            )
             if encoder.identity != self._identity:
                 raise InputError(
                     f"{len(texts)} step texts are not in the embedding cache for encoder "
@@ -202,8 +214,14 @@ class _RecordedEncoder:
         return self._encoder.encode(texts)
 
 
-def recorded_encoder(config: Mapping[str, Any], *, device: str | None = None) -> Encoder:
-    """A cache-first encoder with the identity a run's ``summary.json`` recorded.
+def recorded_encoder(
+    config: Mapping[str, Any],
+    *,
+    device: str | None = None,
+    cache_dir: str | Path | None = None,
+) -> Encoder:
+    """A cache-first encoder with the identity a run's ``summary.json`` recorded
+    (``cache_dir``: where an ONNX export is cached if the encoder has to be loaded).
 
     Raises:
         InputError: The config records no encoder.
@@ -212,7 +230,7 @@ def recorded_encoder(config: Mapping[str, Any], *, device: str | None = None) ->
     identity = config.get("encoder_identity") or name
     if not isinstance(name, str) or not isinstance(identity, str):
         raise InputError("summary.json records no encoder", field="config.encoder")
-    return _RecordedEncoder(name, identity, device=device)
+    return _RecordedEncoder(name, identity, device=device, cache_dir=cache_dir)
 
 
 # --------------------------------------------------------------------------- candidates
@@ -235,6 +253,9 @@ def _run_candidates(
     out: list[tuple[int, int, int, float, bool]] = []
     used = 0
     items = run.items
+    # The run's own product precision (float32 in crystal-metrics mode), so that the
+    # recomputed cosines are bit for bit those it was scored with.
+    rules = match_rules(run.config.get("compat"), tau=run.config.get("threshold", TAU))
     where = run.path / "examples.jsonl"
     for start in range(0, len(items), SCORE_CHUNK_ITEMS):
         chunk = [
@@ -249,7 +270,7 @@ def _run_candidates(
         for position, item in chunk:
             pred = np.stack([vectors[t] for t in item.pred_steps])
             ref = np.stack([vectors[t] for t in item.ref_steps])
-            similarity = cosine_matrix(pred, ref)
+            similarity = cosine_matrix(pred, ref, rules)
             if similarity.shape != (item.n_pred, item.n_ref):
                 raise InputError(
                     f"item {item.id!r} records {item.n_pred} x {item.n_ref} steps but holds "
@@ -348,6 +369,7 @@ def sample_pairs(
     encoders: Mapping[str, Encoder] | None = None,
     tolerance: float = VALIDATION_COSINE_TOLERANCE,
     device: str | None = None,
+    cache_dir: str | Path | None = None,
 ) -> PairSample:
     """Draw step pairs from scored runs, ``per_band`` per cosine band.
 
@@ -360,6 +382,7 @@ def sample_pairs(
         encoders: Encoders to use instead, by the identity the runs recorded (tests).
         tolerance: Largest accepted difference between recorded and recomputed cosines.
         device: Device of an encoder that has to be loaded.
+        cache_dir: Where the ONNX export of an encoder that has to be loaded is cached.
 
     Returns:
         The :class:`PairSample`: pairs in random order and how each band was drawn.
@@ -382,7 +405,7 @@ def sample_pairs(
     rows: list[tuple[int, int, int, int, float, bool]] = []
     n_items = 0
     for run_index, run in enumerate(runs):
-        recorded = recorded_encoder(run.config, device=device)
+        recorded = recorded_encoder(run.config, device=device, cache_dir=cache_dir)
         identity = recorded.identity
         if identity not in fronts:
             encoder = (encoders or {}).get(identity, recorded)
