@@ -4,7 +4,9 @@ Scoring exports, per item, the accepted matches (``ItemResult.matches``). A stud
 matcher also needs pairs it did *not* accept, across the whole cosine range: for every
 predicted step, the reference step it is most similar to among those it is not matched
 with, and the same for every reference step. :func:`best_unmatched` computes them from the
-item's similarity matrix; scoring stores them in ``ItemResult.candidates``.
+item's similarity matrix. Scoring does not store them (``examples.jsonl`` holds the matches
+only): ``crystal validate sample-pairs`` recomputes them from the run's cached embeddings
+(``benchmarks/results/validation.md`` measures why).
 """
 
 from __future__ import annotations
