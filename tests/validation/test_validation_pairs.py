@@ -154,7 +154,8 @@ def test_files_round_trip_and_the_blind_csv_hides_the_cosine(scored, tmp_path):
     for name in ("pair_id", "item_id", "model", "pred_step", "ref_step", "cosine", "band"):
         assert name in first  # what the review app imports (JSONL and CSV)
         assert name in header
-    assert isinstance(first["cosine"], float) and isinstance(first["item_id"], str)
+    assert isinstance(first["cosine"], float)
+    assert isinstance(first["item_id"], str)
     manifest = json.loads(paths["sampling"].read_text())
     assert manifest["n_pairs"] == 20
     assert manifest["per_band"] == 4
