@@ -193,6 +193,8 @@ class Scorer:
         judge: Judge for free-form answers; built from ``config.judge`` when ``None``.
         store: Embedding cache; the default store when ``config.use_cache``.
         progress: Optional progress hook.
+        step_judge: The judge matcher's :class:`~crystalbench.validation.StepJudge` when
+            ``config.matcher == "judge"``; built from ``config.matcher_judge`` when ``None``.
     """
 
     def __init__(
@@ -203,6 +205,7 @@ class Scorer:
         judge: Any = None,
         store: EmbeddingStore | None = None,
         progress: ProgressHook | None = None,
+        step_judge: Any = None,
     ) -> None:
         self.config = config or ScoreConfig()
         self.encoder = encoder or load_encoder(
@@ -223,6 +226,12 @@ class Scorer:
             judge = OpenAIJudge.from_config(self.config.judge, cache_dir=self.config.cache_dir)
         self.judge = judge
         self.rules = match_rules(self.config.compat, tau=self.config.threshold)
+        self.matcher: Any = None  # the judge matcher; None: the paper's cosine threshold
+        if self.config.matcher == "judge":
+            from crystalbench.validation.step_judge import JudgeMatcher
+
+            self.matcher = JudgeMatcher.from_config(self.config, step_judge)
+            self.rules = self.matcher.rules(self.rules)
         self.keep_blank_steps = keeps_blank_steps(self.config.compat)
         self.alternative_chains = scores_alternative_chains(self.config.compat)
         check_order_metric(self.config.order_metric)
@@ -248,6 +257,7 @@ class Scorer:
                 "predictions": predictions.source if predictions is not None else None,
                 "model": predictions.model if predictions is not None else None,
                 "judge": _judge_record(self.judge),
+                **({"matcher_identity": self.matcher.info()} if self.matcher else {}),
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             }
         )
@@ -304,8 +314,11 @@ class Scorer:
         for index, steps in enumerate(chains):
             ref_steps, ref_blank = _non_blank(steps)
             ref = matrix[[rows[s] for s in ref_steps]]
+            similarity = cosine_matrix(pred, ref, self.rules)
+            if self.matcher is not None:
+                similarity = self.matcher.candidates(similarity, pred_steps, ref_steps)
             chain = chain_fields(
-                cosine_matrix(pred, ref, self.rules),
+                similarity,
                 rules=self.rules,
                 alpha=self.config.alpha,
                 order_metric=self.config.order_metric,
@@ -393,6 +406,8 @@ class Scorer:
             began = time.perf_counter()
             verdicts = self._verdicts(work)
             self._tick("answers", began)
+            if self.matcher is not None:
+                self.matcher.prepare(work, steps, self._tick, self._reference_chains)
             scored = 0.0
             for (item, parsed), (pred_steps, blank), verdict in zip(
                 work, steps, verdicts, strict=True

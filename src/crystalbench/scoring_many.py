@@ -520,6 +520,8 @@ def _score_all(
             began = time.perf_counter()
             verdicts = scorer._verdicts(work)
             scorer._tick("answers", began)
+            if scorer.matcher is not None:
+                scorer.matcher.prepare(work, steps, scorer._tick)
             scored = written = 0.0
             for (item, parsed), (pred_steps, blank), verdict in zip(
                 work, steps, verdicts, strict=True

@@ -14,6 +14,7 @@ from crystalbench.cli import report as report_cli
 from crystalbench.cli import review as review_cli
 from crystalbench.cli import rewards as rewards_cli
 from crystalbench.cli import train as train_cli
+from crystalbench.cli import validate as validate_cli
 
 app = typer.Typer(
     name="crystal",
@@ -38,6 +39,8 @@ app.add_typer(data_cli.data_app, name="data")
 app.add_typer(references_cli.references_app, name="references")
 app.add_typer(review_cli.review_app, name="review")
 app.add_typer(integrations_cli.integrations_app, name="integrations")
+app.add_typer(validate_cli.validate_app, name="validate")
+app.command("ablate")(validate_cli.ablate)
 
 
 @app.command("version")

@@ -91,6 +91,20 @@ def score(
         str | None, typer.Option(help="OpenAI-compatible base URL of a free-form answer judge")
     ] = None,
     judge_model: Annotated[str | None, typer.Option(help="Judge model name")] = None,
+    matcher: Annotated[
+        str | None,
+        typer.Option(
+            help="cosine (the paper: S >= tau) or judge (an LLM names the matching steps; "
+            "one-to-one in cosine order) [default: cosine]"
+        ),
+    ] = None,
+    matcher_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL of the judge matcher [default: --judge-url]"),
+    ] = None,
+    matcher_model: Annotated[
+        str | None, typer.Option(help="Judge matcher model name [default: --judge-model]")
+    ] = None,
     lenient: Annotated[
         bool | None,
         typer.Option(
@@ -184,6 +198,9 @@ def score(
         sources=sources,
         judge_url=judge_url,
         judge_model=judge_model,
+        matcher=matcher,
+        matcher_url=matcher_url,
+        matcher_model=matcher_model,
     )
     speed = {
         "backend": backend,
@@ -235,6 +252,7 @@ def score(
         f"{run.encode_stats.cache_hits} from cache) | wrote {out}/examples.jsonl, "
         f"{out}/summary.json"
     )
+    _matcher_line(run.summary.config)
 
 
 def _score_many(
@@ -277,6 +295,7 @@ def _score_many(
             highlight=False,
             markup=False,
         )
+        _matcher_line(next(iter(many.runs.values())).summary.config)
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,
@@ -329,6 +348,22 @@ def _read_harness_files(
     return kept, failed
 
 
+def _matcher_line(config: dict[str, Any]) -> None:
+    """With the judge matcher: its requests, cache hits and failures (never silent)."""
+    info = config.get("matcher_identity")
+    if not info:
+        return
+    failed = info.get("failed_reference_steps", 0)
+    console.print(
+        f"judge matcher {info.get('model')} at {info.get('base_url')}: "
+        f"{info.get('requests', 0)} requests, {info.get('cache_hits', 0)} from cache, "
+        f"{failed} reference steps without a verdict (no candidate)"
+        + (f"; first error: {info.get('first_error')}" if failed else ""),
+        highlight=False,
+        markup=False,
+    )
+
+
 def _is_folder_name(name: str) -> bool:
     from crystalbench.errors import InputError
     from crystalbench.scoring_many import check_run_name
@@ -346,6 +381,8 @@ def score_config(
     sources: str | None = None,
     judge_url: str | None = None,
     judge_model: str | None = None,
+    matcher_url: str | None = None,
+    matcher_model: str | None = None,
     **options: Any,
 ) -> Any:
     """The ``ScoreConfig`` of one ``crystal score`` call: ``--config`` file, then the flags.
@@ -368,6 +405,18 @@ def score_config(
         if not (judge_url and judge_model):
             raise InputError("--judge-url and --judge-model go together", field="judge")
         overrides["judge"] = JudgeConfig(url=judge_url, model=judge_model)
+    if matcher_url or matcher_model:
+        if not (matcher_url and matcher_model):
+            raise InputError("--matcher-url and --matcher-model go together", field="matcher")
+        overrides["matcher_judge"] = JudgeConfig(url=matcher_url, model=matcher_model)
+    elif overrides.get("matcher") == "judge" and base.matcher_judge is None:
+        if not (judge_url and judge_model):
+            raise InputError(
+                "--matcher judge needs an endpoint: --matcher-url and --matcher-model (or "
+                "--judge-url and --judge-model, shared with the answer judge)",
+                field="matcher",
+            )
+        overrides["matcher_judge"] = JudgeConfig(url=judge_url, model=judge_model)
     return validated_config(base, overrides)
 
 
