@@ -6,17 +6,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from crystalbench.defaults import (
     ALPHA,
     ANSWER_RULES,
     COMPAT_MODES,
     ENCODER,
+    MATCHER,
+    MATCHERS,
     ORDER_METRIC,
     TAU,
     AnswerRules,
     CompatMode,
+    MatcherKind,
 )
 from crystalbench.difficulty import DifficultyConfig
 from crystalbench.errors import InputError, UnknownNameError
@@ -93,6 +103,12 @@ class ScoreConfig(BaseModel):
     """Read and write the on-disk embedding cache."""
     device: str | None = None
     """Encoder device; automatic when ``None``."""
+    matcher: MatcherKind = MATCHER
+    """How step pairs become candidates: ``cosine`` (the paper: ``S >= tau``) or ``judge``
+    (an LLM names the predicted steps that match each reference step; both are then matched
+    one-to-one in cosine order; :mod:`crystalbench.validation.step_judge`)."""
+    matcher_judge: JudgeConfig | None = None
+    """Endpoint and model of the judge matcher; required with ``matcher="judge"``."""
 
     @field_validator("compat", mode="before")
     @classmethod
@@ -103,6 +119,17 @@ class ScoreConfig(BaseModel):
     @classmethod
     def _known_answer_rules(cls, value: Any) -> Any:
         return _known_name("answer rules", value, ANSWER_RULES)
+
+    @field_validator("matcher", mode="before")
+    @classmethod
+    def _known_matcher(cls, value: Any) -> Any:
+        return _known_name("matcher", value, MATCHERS)
+
+    @model_validator(mode="after")
+    def _judge_for_judge_matcher(self) -> ScoreConfig:
+        if self.matcher == "judge" and self.matcher_judge is None:
+            raise ValueError("matcher 'judge' needs matcher_judge (its url and model)")
+        return self
 
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""

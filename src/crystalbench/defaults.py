@@ -306,6 +306,10 @@ REFERENCES_MAX_ROUNDS: Final = 3
 """Rounds (generation, consensus, validation) an item gets before it is reported rejected
 (``--max-rounds``)."""
 
+REFERENCES_ALTERNATIVES: Final = 0
+"""Candidate chains of the accepted round kept as alternative references
+(``reference_chains``, ``--alternatives``): 0 keeps only the consensus, as the paper."""
+
 REFERENCES_SAMPLES: Final = 1
 """Candidate chains each generator writes per item and round (``--samples``)."""
 
@@ -459,3 +463,78 @@ REVIEW_AUDIT_PAGE: Final = 200
 
 # --- evaluator validation -------------------------------------------------------------------------
 # (``crystal validate`` / ``crystal ablate``: cosine bands, pairs per band, intervals.)
+
+VALIDATION_BAND_EDGES: Final = (0.20, 0.35, 0.50, 0.70)
+"""Cosine band edges of the paper's Table 3: < 0.20, [0.20, 0.35), [0.35, 0.50), [0.50, 0.70),
+>= 0.70 (``--bands``)."""
+
+VALIDATION_PAIRS_PER_BAND: Final = 20
+"""Step pairs drawn per cosine band by ``crystal validate sample-pairs`` (``--per-band``);
+five bands of 20 give the paper's 100 pairs."""
+
+VALIDATION_SEED: Final = 0
+"""Seed of the pair sampling and of every bootstrap of ``crystal validate agreement``."""
+
+VALIDATION_CONFIDENCE: Final = 0.95
+"""Two-sided confidence level of the agreement intervals (Wilson and bootstrap)."""
+
+VALIDATION_BOOTSTRAP_RESAMPLES: Final = 2000
+"""Bootstrap resamples of every kappa interval and of the kappa-maximising threshold."""
+
+VALIDATION_THRESHOLD_GRID: Final = (0.0, 1.0, 0.01)
+"""``(first, last, step)`` of the thresholds searched for the one that maximises kappa
+against people."""
+
+VALIDATION_CALIBRATION_EDGES: Final = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+"""Bin edges of the calibration curve (share of human "match" by cosine); cosines below the
+first edge fall in the first bin, those at or above the last in the last."""
+
+VALIDATION_COSINE_TOLERANCE: Final = 1e-5
+"""Largest difference allowed between a matched pair's cosine recomputed for sampling (from
+the embedding cache) and the cosine scoring recorded; beyond it the embeddings are not those
+the run was scored with, and sampling stops."""
+
+ABLATION_THRESHOLDS: Final = (0.30, 0.35, 0.40, 0.45, 0.50)
+"""Thresholds of ``crystal ablate`` (the paper's five; ``--thresholds``)."""
+
+MatcherKind = Literal["cosine", "judge"]
+"""How step pairs are decided: ``cosine`` (the paper, ``S >= tau``) or ``judge`` (an LLM)."""
+
+MATCHERS: Final[tuple[str, ...]] = get_args(MatcherKind)
+"""The valid matchers, read off :data:`MatcherKind`."""
+
+MATCHER: Final[MatcherKind] = "cosine"
+"""The default matcher: the paper's cosine threshold."""
+
+STEP_JUDGE_PROMPT: Final = "step_match_v1"
+"""Versioned prompt of the judge matcher (``crystalbench/prompts/step_match_v1.txt``)."""
+
+STEP_JUDGE_MAX_TOKENS: Final = 256
+"""Reply length limit of one judge-matcher request."""
+
+
+# --- multiple references and other harnesses ------------------------------------------------------
+# (several reference chains per item, MMVP pair accuracy, lmms-eval / VLMEvalKit outputs.)
+
+PAIR_METADATA_KEY: Final = "pair"
+"""Item metadata key holding the id of the pair a question belongs to (MMVP's adapter writes
+the pair number there; two items with the same source and pair id form a pair)."""
+
+PAIR_MEMBERS_METADATA_KEY: Final = "pair_items"
+"""Item metadata key listing the ids of every question of the pair, when the source knows
+them; the pair's expected size is their number."""
+
+PAIR_SIZE: Final = 2
+"""Questions in a pair when the metadata does not list them (MMVP: two questions, one per
+image); a pair with fewer questions in the run is incomplete and counts as not right."""
+
+LMMS_EVAL_TASK_NAME: Final = "crystal"
+"""Name of the lmms-eval task (``--tasks crystal``), of its folder, and the prefix of its
+metrics (``crystal_match_f1``...)."""
+
+LMMS_EVAL_ENCODER_ENV: Final = "CRYSTALBENCH_LMMS_EVAL_ENCODER"
+"""Environment variable that overrides the encoder the installed lmms-eval task scores with."""
+
+REWARDS_BEST_REFERENCE_CHAIN: Final = False
+"""Rewards score the steps against the primary reference chain only; ``True``
+(``RewardScorer(best_reference_chain=True)``) scores every chain and keeps the best F1."""

@@ -210,6 +210,8 @@ class Count:
         in_tables: A column of the CLI tables and of the HTML report's leaderboard.
         in_paper_tables: Also a column of the Markdown and LaTeX leaderboards (the CSV
             holds every count).
+        optional: Shown in the one-line counts only when not 0 (counts of a feature most
+            benchmarks do not use, such as several reference chains).
     """
 
     key: str
@@ -217,6 +219,7 @@ class Count:
     description: str
     in_tables: bool
     in_paper_tables: bool
+    optional: bool = False
 
 
 COUNTS: tuple[Count, ...] = (
@@ -250,6 +253,22 @@ COUNTS: tuple[Count, ...] = (
         False,
         False,
     ),
+    Count(
+        "n_multi_chain",
+        "Multi-ref",
+        "items scored against more than one reference chain (the best one counts)",
+        False,
+        False,
+        optional=True,
+    ),
+    Count(
+        "n_alt_chain_won",
+        "Alt ref won",
+        "items whose best reference chain was an alternative, not the primary one",
+        False,
+        False,
+        optional=True,
+    ),
 )
 """Every item count, in ``summary.json`` order; ``n_items = n_scored + n_no_steps +
 n_missing + n_parse_failed``."""
@@ -259,6 +278,47 @@ TABLE_COUNTS: tuple[Count, ...] = tuple(c for c in COUNTS if c.in_tables)
 
 PAPER_TABLE_COUNTS: tuple[Count, ...] = tuple(c for c in COUNTS if c.in_paper_tables)
 """The counts shown as the last columns of the Markdown and LaTeX leaderboards."""
+
+
+@dataclass(frozen=True)
+class PairMetric:
+    """One number of a :class:`~crystalbench.types.PairSummary` shown in tables.
+
+    Pair accuracy is not a macro-average over items (a pair is right when both of its
+    questions are), so it is not a :class:`Metric`; tables add these columns only when a run
+    has paired items (MMVP).
+
+    Attributes:
+        key: Field of :class:`~crystalbench.types.PairSummary`.
+        header: Column header.
+        number_format: How values are printed.
+        description: One line for tooltips and docs.
+    """
+
+    key: str
+    header: str
+    number_format: NumberFormat
+    description: str
+
+
+PAIR_METRICS: tuple[PairMetric, ...] = (
+    PairMetric(
+        "question_accuracy",
+        "Paired Q acc (%)",
+        "pct",
+        "share of the paired questions (MMVP) answered correctly",
+    ),
+    PairMetric(
+        "pair_accuracy",
+        "Pair acc (%)",
+        "pct",
+        "share of pairs with both questions right (a pair missing a question is not right)",
+    ),
+)
+"""The pair columns of the leaderboards, CLI tables and report, in order."""
+
+PAIR_COUNTS: tuple[str, ...] = ("n_pairs", "n_pairs_right", "n_pairs_incomplete")
+"""The pair counts written with them (CSV, CLI, report)."""
 
 
 def format_value(value: float, number_format: str) -> str:

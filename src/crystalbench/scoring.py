@@ -21,7 +21,12 @@ import numpy as np
 
 from crystalbench._version import __version__
 from crystalbench.answers import score_answers
-from crystalbench.compat.matching import given_steps, keeps_blank_steps, match_rules
+from crystalbench.compat.matching import (
+    given_steps,
+    keeps_blank_steps,
+    match_rules,
+    scores_alternative_chains,
+)
 from crystalbench.config import ScoreConfig
 from crystalbench.data.loading import Benchmark
 from crystalbench.defaults import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
@@ -31,6 +36,7 @@ from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import InputError
 from crystalbench.matching import chain_fields, check_order_metric, cosine_matrix
 from crystalbench.metrics import METRICS
+from crystalbench.pairs import PairedAnswer, item_pair, summarize_pairs
 from crystalbench.parsing import parse_prediction
 from crystalbench.predictions import PredictionSet
 from crystalbench.results import ResultsWriter
@@ -93,6 +99,9 @@ class Aggregator:
         self.parse_failed: list[bool] = []
         self.no_steps: list[bool] = []
         self.unscored: list[bool] = []
+        self.multi_chain: list[bool] = []
+        self.alt_chain_won: list[bool] = []
+        self.paired: list[PairedAnswer] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
 
@@ -105,6 +114,10 @@ class Aggregator:
         self.parse_failed.append(result.parse_failed)
         self.no_steps.append(result.no_steps)
         self.unscored.append(result.answer_correct is None and not result.missing)
+        self.multi_chain.append(result.n_ref_chains > 1)
+        self.alt_chain_won.append(result.ref_chain > 0)
+        if result.pair is not None:
+            self.paired.append((result.pair, result.pair_size, result.answer_correct is True))
         self.source.append(result.source)
         self.difficulty.append(result.difficulty)
 
@@ -131,6 +144,8 @@ class Aggregator:
             n_parse_failed=failed,
             n_judge_unscored=count(self.unscored),
             **means,
+            n_multi_chain=count(self.multi_chain),
+            n_alt_chain_won=count(self.alt_chain_won),
         )
 
     def summary(
@@ -154,6 +169,7 @@ class Aggregator:
             **overall.model_dump(),
             by_source=by_source,
             by_difficulty=by_difficulty,
+            pairs=summarize_pairs(self.paired),
             n_unknown_ids=n_unknown_ids,
             n_invalid_records=n_invalid_records,
             problems=list(problems)[:MAX_PROBLEMS_KEPT],
@@ -177,6 +193,8 @@ class Scorer:
         judge: Judge for free-form answers; built from ``config.judge`` when ``None``.
         store: Embedding cache; the default store when ``config.use_cache``.
         progress: Optional progress hook.
+        step_judge: The judge matcher's :class:`~crystalbench.validation.StepJudge` when
+            ``config.matcher == "judge"``; built from ``config.matcher_judge`` when ``None``.
     """
 
     def __init__(
@@ -187,6 +205,7 @@ class Scorer:
         judge: Any = None,
         store: EmbeddingStore | None = None,
         progress: ProgressHook | None = None,
+        step_judge: Any = None,
     ) -> None:
         self.config = config or ScoreConfig()
         self.encoder = encoder or load_encoder(
@@ -207,7 +226,14 @@ class Scorer:
             judge = OpenAIJudge.from_config(self.config.judge, cache_dir=self.config.cache_dir)
         self.judge = judge
         self.rules = match_rules(self.config.compat, tau=self.config.threshold)
+        self.matcher: Any = None  # the judge matcher; None: the paper's cosine threshold
+        if self.config.matcher == "judge":
+            from crystalbench.validation.step_judge import JudgeMatcher
+
+            self.matcher = JudgeMatcher.from_config(self.config, step_judge)
+            self.rules = self.matcher.rules(self.rules)
         self.keep_blank_steps = keeps_blank_steps(self.config.compat)
+        self.alternative_chains = scores_alternative_chains(self.config.compat)
         check_order_metric(self.config.order_metric)
         self.timings: dict[str, float] = {}
 
@@ -231,6 +257,7 @@ class Scorer:
                 "predictions": predictions.source if predictions is not None else None,
                 "model": predictions.model if predictions is not None else None,
                 "judge": _judge_record(self.judge),
+                **({"matcher_identity": self.matcher.info()} if self.matcher else {}),
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             }
         )
@@ -281,15 +308,30 @@ class Scorer:
         verdict: AnswerVerdict,
     ) -> ItemResult:
         """Score one item; its step vectors are rows of ``matrix`` (``rows`` maps text -> row)."""
-        ref_steps, ref_blank = _non_blank(item.reference_steps)
         pred = matrix[[rows[s] for s in pred_steps]]
-        ref = matrix[[rows[s] for s in ref_steps]]
-        chain = chain_fields(
-            cosine_matrix(pred, ref, self.rules),
-            rules=self.rules,
-            alpha=self.config.alpha,
-            order_metric=self.config.order_metric,
-        )
+        chains = self._reference_chains(item)
+        best: tuple[int, list[str], int, dict[str, Any]] | None = None
+        for index, steps in enumerate(chains):
+            ref_steps, ref_blank = _non_blank(steps)
+            ref = matrix[[rows[s] for s in ref_steps]]
+            similarity = cosine_matrix(pred, ref, self.rules)
+            if self.matcher is not None:
+                similarity = self.matcher.candidates(similarity, pred_steps, ref_steps)
+            chain = chain_fields(
+                similarity,
+                rules=self.rules,
+                alpha=self.config.alpha,
+                order_metric=self.config.order_metric,
+            )
+            # Strictly better only: a tie keeps the lower index (the primary first).
+            if best is None or (chain["f1"], chain["ordered_f1"]) > (
+                best[3]["f1"],
+                best[3]["ordered_f1"],
+            ):
+                best = (index, ref_steps, ref_blank, chain)
+        assert best is not None  # there is always the primary chain
+        index, ref_steps, ref_blank, chain = best
+        pair, pair_size = item_pair(item)
         return ItemResult(
             id=item.id,
             source=item.source,
@@ -305,7 +347,17 @@ class Scorer:
             gold_answer=item.answer,
             pred_steps=pred_steps,
             ref_steps=ref_steps,
+            ref_chain=index,
+            n_ref_chains=len(chains),
+            pair=pair,
+            pair_size=pair_size,
         )
+
+    def _reference_chains(self, item: BenchmarkItem) -> list[list[str]]:
+        """The chains an item is scored against: all of them, or the primary in compat mode."""
+        if not self.alternative_chains or not item.reference_chains:
+            return [item.reference_steps]
+        return item.all_reference_chains
 
     def _prepare(
         self, items: Sequence[BenchmarkItem], predictions: dict[str, Prediction]
@@ -343,7 +395,7 @@ class Scorer:
             began = time.perf_counter()
             work, steps = self._prepare(chunk, predictions)
             self._tick("parse", began)
-            texts = _step_texts(work, steps)
+            texts = _step_texts(work, steps, self._reference_chains)
             began = time.perf_counter()
             unique = list(dict.fromkeys(texts))
             vectors = self.front.lookup(unique)
@@ -354,6 +406,8 @@ class Scorer:
             began = time.perf_counter()
             verdicts = self._verdicts(work)
             self._tick("answers", began)
+            if self.matcher is not None:
+                self.matcher.prepare(work, steps, self._tick, self._reference_chains)
             scored = 0.0
             for (item, parsed), (pred_steps, blank), verdict in zip(
                 work, steps, verdicts, strict=True
@@ -367,11 +421,17 @@ class Scorer:
             self.timings["score"] = self.timings.get("score", 0.0) + scored
 
 
-def _step_texts(work: Sequence[Work], steps: Sequence[tuple[list[str], int]]) -> list[str]:
-    """Every step text the items need embedded: non-blank references, then predicted steps."""
+def _step_texts(
+    work: Sequence[Work],
+    steps: Sequence[tuple[list[str], int]],
+    chains: Callable[[BenchmarkItem], list[list[str]]],
+) -> list[str]:
+    """Every step text the items need embedded: non-blank references (of every chain the
+    item is scored against), then predicted steps. The caller encodes each distinct one once."""
     texts: list[str] = []
     for (item, _), (pred_steps, _) in zip(work, steps, strict=True):
-        texts.extend(s for s in item.reference_steps if s.strip())
+        for chain in chains(item):
+            texts.extend(s for s in chain if s.strip())
         texts.extend(pred_steps)
     return texts
 

@@ -498,7 +498,7 @@ def _score_all(
     def chunk_texts(lo: int, hi: int) -> list[str]:
         texts: list[str] = []
         for one in sets:
-            texts.extend(_step_texts(one.work[lo:hi], one.steps[lo:hi]))
+            texts.extend(_step_texts(one.work[lo:hi], one.steps[lo:hi], scorer._reference_chains))
         return list(dict.fromkeys(texts))
 
     keep_after, drop_after = _recurring_texts(bounds, chunk_texts)
@@ -520,6 +520,8 @@ def _score_all(
             began = time.perf_counter()
             verdicts = scorer._verdicts(work)
             scorer._tick("answers", began)
+            if scorer.matcher is not None:
+                scorer.matcher.prepare(work, steps, scorer._tick)
             scored = written = 0.0
             for (item, parsed), (pred_steps, blank), verdict in zip(
                 work, steps, verdicts, strict=True

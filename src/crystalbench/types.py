@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from crystalbench.defaults import SCHEMA_VERSION
 
@@ -87,13 +87,41 @@ class BenchmarkItem(Record):
     answer_type: AnswerType | None = None
     """Answer type from the data; ``None`` means infer it from options and gold."""
     reference_steps: list[str]
-    """Ordered reference reasoning chain."""
+    """Ordered reference reasoning chain: the primary one (the only one compat mode scores)."""
+    reference_chains: list[list[str]] = Field(default_factory=list)
+    """Alternative valid reference chains besides the primary one (empty: only the primary).
+
+    In paper mode an item is scored against every chain and keeps the best one by Match F1
+    (ties: Ordered F1, then the lower index); chain 0 is ``reference_steps`` and chain ``k``
+    is ``reference_chains[k - 1]`` (see :attr:`all_reference_chains`)."""
     image: str | None = None
     """Image reference: a file path (absolute after loading) or a loader-specific key."""
     difficulty: Difficulty | None = None
     """Difficulty tier from the data; ``None`` means derive it (see ``difficulty.py``)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the source carried (subject, level, original id...)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_alternatives(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Items without alternative chains are written as before: no ``reference_chains`` key
+        (benchmark files, fingerprints and golden files of single-chain items do not move)."""
+        data: dict[str, Any] = handler(self)
+        if not self.reference_chains:
+            data.pop("reference_chains", None)
+        return data
+
+    @property
+    def all_reference_chains(self) -> list[list[str]]:
+        """Every reference chain, the primary first: ``[reference_steps, *reference_chains]``.
+
+        Examples:
+            >>> item = BenchmarkItem(id="1", source="x", question="?", answer="4",
+            ...                      reference_steps=["Add 2 and 2."],
+            ...                      reference_chains=[["Double 2."]])
+            >>> item.all_reference_chains
+            [['Add 2 and 2.'], ['Double 2.']]
+        """
+        return [self.reference_steps, *self.reference_chains]
 
 
 class Prediction(Record):
@@ -223,7 +251,18 @@ class ItemResult(ChainScore, _ItemHead):
     pred_steps: list[str] = Field(default_factory=list)
     """Predicted steps as scored (indices in ``matches`` point here)."""
     ref_steps: list[str] = Field(default_factory=list)
-    """Reference steps as scored (indices in ``matches`` point here)."""
+    """Reference steps as scored (indices in ``matches`` point here): those of the chain
+    ``ref_chain``."""
+    ref_chain: int = 0
+    """Which reference chain was scored: 0 for the primary (``reference_steps``), ``k`` for
+    ``reference_chains[k - 1]``; the best chain by Match F1 (ties: Ordered F1, then the lower
+    index) when the item has several."""
+    n_ref_chains: int = 1
+    """Reference chains the item was scored against (1 in compat mode)."""
+    pair: str | None = None
+    """``source/pair id`` of the pair the question belongs to (MMVP), ``None`` when unpaired."""
+    pair_size: int | None = None
+    """Questions the pair should have (``pair_items`` in the metadata, else 2)."""
 
     @property
     def parse_failed(self) -> bool:
@@ -270,6 +309,32 @@ class MetricSummary(Record):
     lis: float
     kendall: float
     ordered_f1: float
+    n_multi_chain: int = 0
+    """Items scored against more than one reference chain."""
+    n_alt_chain_won: int = 0
+    """Items whose best reference chain was not the primary one (``ref_chain > 0``)."""
+
+
+class PairSummary(Record):
+    """Accuracy over paired questions (MMVP): per question, and per pair (both right).
+
+    A pair whose partner is not in the run (the benchmark lacks it) is incomplete: it counts
+    as not right and is counted in ``n_pairs_incomplete``. A missing prediction is a wrong
+    answer, so its pair is not right either.
+    """
+
+    n_paired_items: int
+    """Items that belong to a pair."""
+    question_accuracy: float
+    """Share of the paired questions answered correctly."""
+    n_pairs: int
+    """Pairs in the run, complete or not."""
+    n_pairs_right: int
+    """Complete pairs with every question answered correctly."""
+    n_pairs_incomplete: int
+    """Pairs with a question absent from the run (counted as not right)."""
+    pair_accuracy: float
+    """``n_pairs_right / n_pairs``."""
 
 
 class RunSummary(MetricSummary):
@@ -284,6 +349,8 @@ class RunSummary(MetricSummary):
     files belong to the same run (``None`` in older results, which are not checked)."""
     by_source: dict[str, MetricSummary]
     by_difficulty: dict[str, MetricSummary]
+    pairs: PairSummary | None = None
+    """Question and pair accuracy over the paired items (MMVP); ``None`` when none is paired."""
     n_unknown_ids: int = 0
     """Prediction records whose id is not in the benchmark (skipped under ``--lenient``)."""
     n_invalid_records: int = 0

@@ -94,7 +94,7 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
 
     ``rows`` are ``(name, summary)``; columns come from :mod:`crystalbench.metrics`.
     """
-    from crystalbench.metrics import LEADERBOARD, TABLE_COUNTS, format_value
+    from crystalbench.metrics import LEADERBOARD, PAIR_METRICS, TABLE_COUNTS, format_value
 
     table = Table(title=title, show_lines=False)
     table.add_column("Model", style="bold")
@@ -102,10 +102,25 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
         table.add_column(column.header, justify="right")
     for count in TABLE_COUNTS:
         table.add_column(count.header, justify="right")
+    # Pair accuracy (MMVP) only when a run has paired items; "-" for a run without.
+    paired = any(getattr(summary, "pairs", None) is not None for _, summary in rows)
+    if paired:
+        for pair_column in PAIR_METRICS:
+            table.add_column(pair_column.header, justify="right")
+        table.add_column("Pairs incomplete", justify="right")
     for name, summary in rows:
         cells = [format_value(getattr(summary, c.key), c.number_format) for c in LEADERBOARD]
         counts = [str(getattr(summary, count.key)) for count in TABLE_COUNTS]
-        table.add_row(name, *cells, *counts)
+        pairs = getattr(summary, "pairs", None)
+        extra: list[str] = []
+        if paired and pairs is None:
+            extra = ["-"] * (len(PAIR_METRICS) + 1)
+        elif pairs is not None:
+            extra = [
+                *(format_value(getattr(pairs, c.key), c.number_format) for c in PAIR_METRICS),
+                str(pairs.n_pairs_incomplete),
+            ]
+        table.add_row(name, *cells, *counts, *extra)
     return table
 
 
@@ -130,4 +145,8 @@ def counts_line(summary: Any) -> str:
     """Every item count of a summary on one line, e.g. ``items 40 | scored 36 | ...``."""
     from crystalbench.metrics import COUNTS
 
-    return " | ".join(f"{count.header.lower()} {getattr(summary, count.key)}" for count in COUNTS)
+    return " | ".join(
+        f"{count.header.lower()} {getattr(summary, count.key, 0)}"
+        for count in COUNTS
+        if not count.optional or getattr(summary, count.key, None)
+    )

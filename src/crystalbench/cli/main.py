@@ -8,11 +8,13 @@ from crystalbench._version import __version__
 from crystalbench.cli import cache, demo, score
 from crystalbench.cli import data as data_cli
 from crystalbench.cli import infer as infer_cli
+from crystalbench.cli import integrations as integrations_cli
 from crystalbench.cli import references as references_cli
 from crystalbench.cli import report as report_cli
 from crystalbench.cli import review as review_cli
 from crystalbench.cli import rewards as rewards_cli
 from crystalbench.cli import train as train_cli
+from crystalbench.cli import validate as validate_cli
 
 app = typer.Typer(
     name="crystal",
@@ -36,6 +38,9 @@ app.add_typer(cache.app, name="cache")
 app.add_typer(data_cli.data_app, name="data")
 app.add_typer(references_cli.references_app, name="references")
 app.add_typer(review_cli.review_app, name="review")
+app.add_typer(integrations_cli.integrations_app, name="integrations")
+app.add_typer(validate_cli.validate_app, name="validate")
+app.command("ablate")(validate_cli.ablate)
 
 
 @app.command("version")

@@ -114,6 +114,10 @@ def build(
     samples: Annotated[
         int | None, typer.Option(help="Chains per generator, item and round")
     ] = None,
+    alternatives: Annotated[
+        int | None,
+        typer.Option(help="Keep this many distinct candidate chains as alternative references"),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Base seed of every request's seed")] = None,
     concurrency: Annotated[
         int | None, typer.Option(help="Requests in flight per base URL (every model)")
@@ -139,6 +143,7 @@ def build(
         "min_support": min_support,
         "max_rounds": max_rounds,
         "samples": samples,
+        "alternatives": alternatives,
         "seed": seed,
         "limit": limit,
         "ray.address": ray_address,

@@ -91,6 +91,20 @@ def score(
         str | None, typer.Option(help="OpenAI-compatible base URL of a free-form answer judge")
     ] = None,
     judge_model: Annotated[str | None, typer.Option(help="Judge model name")] = None,
+    matcher: Annotated[
+        str | None,
+        typer.Option(
+            help="cosine (the paper: S >= tau) or judge (an LLM names the matching steps; "
+            "one-to-one in cosine order) [default: cosine]"
+        ),
+    ] = None,
+    matcher_url: Annotated[
+        str | None,
+        typer.Option(help="OpenAI-compatible base URL of the judge matcher [default: --judge-url]"),
+    ] = None,
+    matcher_model: Annotated[
+        str | None, typer.Option(help="Judge matcher model name [default: --judge-model]")
+    ] = None,
     lenient: Annotated[
         bool | None,
         typer.Option(
@@ -142,6 +156,14 @@ def score(
         Path | None,
         typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
     ] = None,
+    predictions_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Predictions written by: crystal, lmms-eval (--log_samples JSONL) or "
+            "vlmevalkit (.xlsx/.tsv/.csv with index and prediction columns); auto detects it",
+        ),
+    ] = "auto",
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json.
 
@@ -150,10 +172,14 @@ def score(
     A bad set fails alone: exit code 2 once the others are scored and written.
     """
     from crystalbench.data import load_benchmark
-    from crystalbench.predictions import load_predictions
+    from crystalbench.integrations.outputs import PREDICTION_FORMATS, load_predictions_as
     from crystalbench.scoring import evaluate
     from crystalbench.scoring_many import single_predictions_path
 
+    if predictions_format not in PREDICTION_FORMATS:
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("predictions format", predictions_format, PREDICTION_FORMATS)
     values = [*predictions, *(more or [])]
     single = single_predictions_path(values)
 
@@ -172,6 +198,9 @@ def score(
         sources=sources,
         judge_url=judge_url,
         judge_model=judge_model,
+        matcher=matcher,
+        matcher_url=matcher_url,
+        matcher_model=matcher_model,
     )
     speed = {
         "backend": backend,
@@ -197,13 +226,13 @@ def score(
     bench = load_benchmark(benchmark, image_root=image_root)
     if single is None:
         try:
-            _score_many(bench, values, config, fast_encoder, out, progress)
+            _score_many(bench, values, config, fast_encoder, out, progress, predictions_format)
         finally:
             close = getattr(fast_encoder, "close", None)
             if close is not None:
                 close()
         return
-    preds = load_predictions(single, lenient=config.lenient)
+    preds = load_predictions_as(single, bench, predictions_format, lenient=config.lenient)
     try:
         with progress_hook(progress) as hook:
             run = evaluate(bench, preds, config, encoder=fast_encoder, progress=hook, out_dir=out)
@@ -223,10 +252,17 @@ def score(
         f"{run.encode_stats.cache_hits} from cache) | wrote {out}/examples.jsonl, "
         f"{out}/summary.json"
     )
+    _matcher_line(run.summary.config)
 
 
 def _score_many(
-    bench: Any, values: list[str], config: Any, encoder: Any, out: Path, progress: bool
+    bench: Any,
+    values: list[str],
+    config: Any,
+    encoder: Any,
+    out: Path,
+    progress: bool,
+    predictions_format: str = "auto",
 ) -> None:
     """Score several prediction sets into OUT/NAME/, print the leaderboard and the failures.
 
@@ -238,6 +274,7 @@ def _score_many(
     from crystalbench.scoring_many import evaluate_many, resolve_prediction_args
 
     entries, failures = resolve_prediction_args(values)
+    entries, failures = _read_harness_files(bench, entries, failures, config, predictions_format)
     with progress_hook(progress) as hook:
         many = evaluate_many(
             bench, entries, config, encoder=encoder, progress=hook, out_dir=out, keep_items=False
@@ -258,6 +295,7 @@ def _score_many(
             highlight=False,
             markup=False,
         )
+        _matcher_line(next(iter(many.runs.values())).summary.config)
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,
@@ -281,6 +319,51 @@ def _score_many(
         raise typer.Exit(EXIT_INPUT)
 
 
+def _read_harness_files(
+    bench: Any, entries: list[Any], failures: list[Any], config: Any, predictions_format: str
+) -> tuple[list[Any], list[Any]]:
+    """Read the sets other harnesses wrote (lmms-eval, VLMEvalKit) against the benchmark;
+    crystalbench's own files stay paths for :func:`evaluate_many` to read."""
+    from pathlib import Path as _Path
+
+    from crystalbench.errors import CrystalbenchError
+    from crystalbench.integrations.outputs import detect_format, load_predictions_as
+    from crystalbench.scoring_many import FailedSet
+
+    kept: list[Any] = []
+    failed = list(failures)
+    for name, value in entries:
+        if not isinstance(value, (str, _Path)):
+            kept.append((name, value))
+            continue
+        path = _Path(value)
+        fmt = detect_format(path) if predictions_format == "auto" else predictions_format
+        if fmt == "crystal":
+            kept.append((name, value))
+            continue
+        try:
+            kept.append((name, load_predictions_as(path, bench, fmt, lenient=config.lenient)))
+        except CrystalbenchError as error:
+            failed.append(FailedSet(name, str(path), error))
+    return kept, failed
+
+
+def _matcher_line(config: dict[str, Any]) -> None:
+    """With the judge matcher: its requests, cache hits and failures (never silent)."""
+    info = config.get("matcher_identity")
+    if not info:
+        return
+    failed = info.get("failed_reference_steps", 0)
+    console.print(
+        f"judge matcher {info.get('model')} at {info.get('base_url')}: "
+        f"{info.get('requests', 0)} requests, {info.get('cache_hits', 0)} from cache, "
+        f"{failed} reference steps without a verdict (no candidate)"
+        + (f"; first error: {info.get('first_error')}" if failed else ""),
+        highlight=False,
+        markup=False,
+    )
+
+
 def _is_folder_name(name: str) -> bool:
     from crystalbench.errors import InputError
     from crystalbench.scoring_many import check_run_name
@@ -298,6 +381,8 @@ def score_config(
     sources: str | None = None,
     judge_url: str | None = None,
     judge_model: str | None = None,
+    matcher_url: str | None = None,
+    matcher_model: str | None = None,
     **options: Any,
 ) -> Any:
     """The ``ScoreConfig`` of one ``crystal score`` call: ``--config`` file, then the flags.
@@ -320,6 +405,18 @@ def score_config(
         if not (judge_url and judge_model):
             raise InputError("--judge-url and --judge-model go together", field="judge")
         overrides["judge"] = JudgeConfig(url=judge_url, model=judge_model)
+    if matcher_url or matcher_model:
+        if not (matcher_url and matcher_model):
+            raise InputError("--matcher-url and --matcher-model go together", field="matcher")
+        overrides["matcher_judge"] = JudgeConfig(url=matcher_url, model=matcher_model)
+    elif overrides.get("matcher") == "judge" and base.matcher_judge is None:
+        if not (judge_url and judge_model):
+            raise InputError(
+                "--matcher judge needs an endpoint: --matcher-url and --matcher-model (or "
+                "--judge-url and --judge-model, shared with the answer judge)",
+                field="matcher",
+            )
+        overrides["matcher_judge"] = JudgeConfig(url=judge_url, model=judge_model)
     return validated_config(base, overrides)
 
 

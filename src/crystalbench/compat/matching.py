@@ -45,6 +45,17 @@ def match_rules(compat: str | None, tau: float = TAU) -> MatchRules:
     raise UnknownNameError("compat mode", str(compat), COMPAT_MODES)
 
 
+def scores_alternative_chains(compat: str | None) -> bool:
+    """False when the mode scores the primary reference chain only (crystal-metrics 0.2
+    knows one chain per item); paper mode scores every chain and keeps the best.
+
+    Examples:
+        >>> scores_alternative_chains("crystal-metrics-0.2"), scores_alternative_chains("none")
+        (False, True)
+    """
+    return compat != COMPAT_CRYSTAL_METRICS
+
+
 def keeps_blank_steps(compat: str | None) -> bool:
     """True when the mode scores predicted steps as given, blank ones included.
 

@@ -119,6 +119,8 @@ class Benchmark:
                             item.answer,
                             item.answer_type,
                             item.reference_steps,
+                            # Only when present, so single-chain fingerprints stay as they were.
+                            *([item.reference_chains] if item.reference_chains else []),
                         ],
                         ensure_ascii=False,
                     ).encode()

@@ -37,6 +37,7 @@ from crystalbench.defaults import (
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
+    REFERENCES_ALTERNATIVES,
     REFERENCES_CONCURRENCY,
     REFERENCES_ENCODER,
     REFERENCES_GENERATORS,
@@ -191,6 +192,9 @@ class ReferencesConfig(BaseModel):
     """Valid candidate chains an item needs in a round for a consensus."""
     max_rounds: int = Field(REFERENCES_MAX_ROUNDS, ge=1)
     """Rounds before an item still rejected is reported."""
+    alternatives: int = Field(REFERENCES_ALTERNATIVES, ge=0)
+    """Candidate chains of the accepted round kept as alternative references
+    (:mod:`crystalbench.references.alternatives`); 0 keeps the consensus only, as the paper."""
 
     # --- requests -----------------------------------------------------------------------------
     timeout: float = Field(INFER_TIMEOUT, gt=0)

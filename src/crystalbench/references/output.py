@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from crystalbench._version import __version__
 from crystalbench.data.sources.itemset import image_extension, safe_name
 from crystalbench.io import AtomicJsonlWriter, atomic_write_json
+from crystalbench.references.alternatives import pick_alternatives
 from crystalbench.types import BenchmarkItem
 
 if TYPE_CHECKING:
@@ -77,7 +78,26 @@ def accepted_item(builder: Builder, plan: ItemPlan) -> BenchmarkItem:
             "verdict_key": verdict.key if verdict is not None else None,
         },
     }
-    return item.model_copy(update={"reference_steps": list(chain.steps), "metadata": metadata})
+    update: dict[str, Any] = {"reference_steps": list(chain.steps), "metadata": metadata}
+    if builder.config.alternatives:
+        steps_of = {
+            r.key: r.steps
+            for r in builder.journals.candidates.records.values()
+            if r.item_id == plan.item_id and r.round == outcome.round and r.status == "ok"
+        }
+        picked = pick_alternatives(chain, steps_of, builder.config.alternatives)
+        update["reference_chains"] = [list(a.steps) for a in picked]
+        metadata["reference_alternatives"] = [
+            {
+                "key": a.key,
+                "model": a.model,
+                "seed": a.seed,
+                "clusters": list(a.clusters),
+                "similarity": round(a.similarity, 6),
+            }
+            for a in picked
+        ]
+    return item.model_copy(update=update)
 
 
 def write_outputs(

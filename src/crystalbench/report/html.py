@@ -32,7 +32,14 @@ from crystalbench._version import __version__
 from crystalbench.defaults import ENCODER
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.io import atomic_write_text
-from crystalbench.metrics import COUNTS, LEADERBOARD, LEADERBOARD_KEYS, METRICS, TABLE_COUNTS
+from crystalbench.metrics import (
+    COUNTS,
+    LEADERBOARD,
+    LEADERBOARD_KEYS,
+    METRICS,
+    PAIR_METRICS,
+    TABLE_COUNTS,
+)
 from crystalbench.metrics import format_value as format_number
 from crystalbench.report.analysis import (
     LIS_EDGES,
@@ -116,6 +123,8 @@ _ITEM_COLUMNS: tuple[str, ...] = (
     "steps",
     "matches",
     "ooo",
+    "rc",
+    "nrc",
 )
 """Per-item columns of the page's data besides the metrics (``pos`` comes first)."""
 
@@ -159,6 +168,8 @@ def _run_items(
         columns["steps"].append(list(it.pred_steps))
         columns["matches"].append([[i, j, _round(c, 3)] for i, j, c in it.matches])
         columns["ooo"].append([[i, j] for i, j in it.out_of_order])
+        columns["rc"].append(it.ref_chain)  # which reference chain was scored (0: primary)
+        columns["nrc"].append(it.n_ref_chains)
         canonical = canonical_refs[g]
         if canonical is None:
             canonical_refs[g] = list(it.ref_steps)
@@ -295,9 +306,11 @@ ImageBlocks = dict[int, tuple[str, str]]
 def _benchmark_items(
     bench: Any, ids: Sequence[str], *, embed_images: bool, image_max_side: int
 ) -> tuple[dict[str, list[Any]], ImageBlocks, str]:
-    """Question, options and (thumbnail) image per global item, and a note on images."""
+    """Question, options, every reference chain (items with alternatives only) and
+    (thumbnail) image per global item, and a note on images."""
     questions: list[str | None] = []
     options: list[list[str] | None] = []
+    chains: list[list[list[str]] | None] = []
     images: dict[int, tuple[str, str]] = {}
     failed = 0
     with_image = 0
@@ -305,6 +318,7 @@ def _benchmark_items(
         item = bench.get(item_id) if bench is not None else None
         questions.append(item.question if item is not None else None)
         options.append(list(item.options) if item is not None else None)
+        chains.append(item.all_reference_chains if item and item.reference_chains else None)
         if item is None or not embed_images or item.image is None:
             continue
         with_image += 1
@@ -333,7 +347,7 @@ def _benchmark_items(
         )
         if with_image == 0:
             note = "The benchmark holds no images for these items."
-    return {"question": questions, "options": options}, images, note
+    return {"question": questions, "options": options, "chains": chains}, images, note
 
 
 # --------------------------------------------------------------------------- HTML
@@ -351,6 +365,13 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
         head.append(
             f'<th scope="col" data-key="{count.key}" data-type="num" '
             f'title="{html.escape(count.description)}">{html.escape(count.header)}</th>'
+        )
+    paired = any(row.pairs is not None for row in rows)  # MMVP pair columns, only then
+    for pair_column in PAIR_METRICS if paired else ():
+        head.append(
+            f'<th scope="col" data-key="{pair_column.key}" data-type="num" '
+            f'title="{html.escape(pair_column.description)}">'
+            f"{html.escape(pair_column.header)}</th>"
         )
     body = []
     for index, row in enumerate(rows):
@@ -371,6 +392,15 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
         for count in TABLE_COUNTS:
             value = getattr(row, count.key)
             cells.append(f'<td data-value="{value}">{value}</td>')
+        for pair_column in PAIR_METRICS if paired else ():
+            if row.pairs is None:
+                cells.append('<td data-value="">-</td>')
+                continue
+            number = getattr(row.pairs, pair_column.key)
+            cells.append(
+                f'<td data-value="{number!r}">'
+                f"{format_number(number, pair_column.number_format)}</td>"
+            )
         body.append(f'<tr data-run="{index}">' + "".join(cells) + "</tr>")
     return (
         '<table id="leaderboard" class="data sortable">'
@@ -623,6 +653,7 @@ def _payload(
                     "n_unknown_ids": run.summary.n_unknown_ids,
                     "n_invalid_records": run.summary.n_invalid_records,
                 },
+                "pairs": row.pairs.model_dump() if row.pairs is not None else None,
                 "problems": run.summary.problems[:20],
                 **breakdown,
                 "quadrants": quadrants(run, weak_f1, sound_f1),

@@ -17,10 +17,13 @@ from crystalbench.metrics import (
     COUNTS,
     LEADERBOARD,
     LEADERBOARD_KEYS,
+    PAIR_COUNTS,
+    PAIR_METRICS,
     PAPER_TABLE_COUNTS,
     Metric,
     format_value,
 )
+from crystalbench.pairs import summarize_pairs
 from crystalbench.report.loading import RunData
 from crystalbench.stats import (
     DEFAULT_CONFIDENCE,
@@ -29,7 +32,7 @@ from crystalbench.stats import (
     Interval,
     bootstrap_cis,
 )
-from crystalbench.types import Record
+from crystalbench.types import PairSummary, Record
 
 TABLE2: tuple[Metric, ...] = LEADERBOARD
 """The paper's Table 2 columns (:data:`crystalbench.metrics.LEADERBOARD`).
@@ -68,6 +71,12 @@ class LeaderboardRow(Record):
     """Items whose output could not be parsed."""
     n_judge_unscored: int
     """Free-form answers the judge left unscored (counted as wrong)."""
+    n_multi_chain: int = 0
+    """Items scored against more than one reference chain."""
+    n_alt_chain_won: int = 0
+    """Items whose best reference chain was not the primary one."""
+    pairs: PairSummary | None = None
+    """Question and pair accuracy of the paired items (MMVP); ``None`` when none is paired."""
 
 
 def leaderboard_rows(
@@ -116,6 +125,11 @@ def leaderboard_rows(
                 n_missing=missing,
                 n_parse_failed=failed,
                 n_judge_unscored=run.summary.n_judge_unscored,
+                n_multi_chain=sum(1 for item in run.items if item.n_ref_chains > 1),
+                n_alt_chain_won=sum(1 for item in run.items if item.ref_chain > 0),
+                pairs=summarize_pairs(
+                    (item.pair, item.pair_size, item.answer_correct is True) for item in run.items
+                ),
             )
         )
     if sort_by is not None:
@@ -159,10 +173,12 @@ def render_markdown(
         | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 3 | 1 |
     """  # noqa: E501
     best = _best(rows) if bold_best else {}
+    paired = _has_pairs(rows)
     header = [
         "Model",
         *(column.header for column in TABLE2),
         *(count.header for count in PAPER_TABLE_COUNTS),
+        *(column.header for column in PAIR_METRICS if paired),
     ]
     lines = [
         "| " + " | ".join(header) + " |",
@@ -179,6 +195,7 @@ def render_markdown(
                 text += f" {_interval_text(interval, column.number_format)}"
             cells.append(text)
         cells += _count_cells(row)
+        cells += _pair_cells(row) if paired else []
         lines.append("| " + " | ".join(cells) + " |")
     if intervals and rows:
         first = next(iter(rows[0].metrics.values()))
@@ -187,11 +204,41 @@ def render_markdown(
             f"Brackets: {100 * first.confidence:g}% percentile bootstrap intervals over items "
             f"({first.n_resamples or 'no'} resamples). Accuracy in percent."
         )
+    if paired:
+        lines.append("")
+        lines.append(_pair_note(rows))
     return "\n".join(lines) + "\n"
 
 
 def _count_cells(row: LeaderboardRow) -> list[str]:
     return [str(getattr(row, count.key)) for count in PAPER_TABLE_COUNTS]
+
+
+def _has_pairs(rows: Sequence[LeaderboardRow]) -> bool:
+    """Whether any run has paired items (the pair columns are shown only then)."""
+    return any(row.pairs is not None for row in rows)
+
+
+def _pair_cells(row: LeaderboardRow) -> list[str]:
+    """The pair columns of one row (``-`` for a run without paired items)."""
+    if row.pairs is None:
+        return ["-" for _ in PAIR_METRICS]
+    return [format_value(getattr(row.pairs, c.key), c.number_format) for c in PAIR_METRICS]
+
+
+def _pair_note(rows: Sequence[LeaderboardRow]) -> str:
+    """What the pair columns count, with each run's pairs (incomplete ones named)."""
+    parts = []
+    for row in rows:
+        if row.pairs is not None:
+            parts.append(
+                f"{row.name}: {row.pairs.n_pairs_right}/{row.pairs.n_pairs} pairs right, "
+                f"{row.pairs.n_pairs_incomplete} incomplete"
+            )
+    return (
+        "Pair accuracy: both questions of a pair right (MMVP); a pair missing a question "
+        "counts as not right. " + "; ".join(parts) + "."
+    )
 
 
 def _md_escape(text: str) -> str:
@@ -216,8 +263,10 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
     header = ["model"]
     for key in METRIC_KEYS:
         header += [key, f"{key}_low", f"{key}_high"]
+    paired = _has_pairs(rows)
     header += [
         *(count.key for count in COUNTS),
+        *([*(c.key for c in PAIR_METRICS), *PAIR_COUNTS] if paired else []),
         "confidence",
         "n_resamples",
         "results_dir",
@@ -229,8 +278,13 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
             interval = row.metrics[key]
             values += [repr(interval.estimate), repr(interval.low), repr(interval.high)]
         first = row.metrics[METRIC_KEYS[0]]
+        pair_values: list[object] = []
+        if paired:
+            keys = [*(c.key for c in PAIR_METRICS), *PAIR_COUNTS]
+            pair_values = ["" if row.pairs is None else getattr(row.pairs, key) for key in keys]
         values += [
             *(getattr(row, count.key) for count in COUNTS),
+            *pair_values,
             first.confidence,
             first.n_resamples,
             row.results_dir,
@@ -284,12 +338,15 @@ def render_latex(
                 f"CRYSTAL results with {100 * first.confidence:g}\\% percentile bootstrap "
                 f"intervals over items ({first.n_resamples} resamples)."
             )
-    columns = "l" + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS))
+    paired = _has_pairs(rows)
+    pair_columns = PAIR_METRICS if paired else ()
+    columns = "l" + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS) + len(pair_columns))
     header = " & ".join(
         [
             "Model",
             *(latex_escape(c.header) for c in TABLE2),
             *(latex_escape(c.header) for c in PAPER_TABLE_COUNTS),
+            *(latex_escape(c.header) for c in pair_columns),
         ]
     )
     lines = [
@@ -313,6 +370,7 @@ def render_latex(
                 text += f" {{\\scriptsize {_interval_text(interval, column.number_format)}}}"
             cells.append(text)
         cells += _count_cells(row)
+        cells += _pair_cells(row) if paired else []
         lines.append(" & ".join(cells) + " \\\\")
     lines += [
         "\\bottomrule",

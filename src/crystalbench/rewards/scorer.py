@@ -31,7 +31,7 @@ import numpy as np
 
 from crystalbench.answers import score_answers
 from crystalbench.compat.matching import match_rules
-from crystalbench.defaults import TAU, CompatMode
+from crystalbench.defaults import REWARDS_BEST_REFERENCE_CHAIN, TAU, CompatMode
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.cache import EmbeddingStore, text_key
 from crystalbench.judges.base import Judge
@@ -98,10 +98,16 @@ def item_fingerprint(item: BenchmarkItem) -> str:
         >>> item_fingerprint(a) == item_fingerprint(a.model_copy(update={"answer": "C"}))
         False
     """
-    payload = json.dumps(
-        [item.question, item.options, item.answer, item.answer_type, item.reference_steps],
-        ensure_ascii=False,
-    )
+    fields: list[Any] = [
+        item.question,
+        item.options,
+        item.answer,
+        item.answer_type,
+        item.reference_steps,
+    ]
+    if item.reference_chains:  # only then, so single-chain fingerprints stay as they were
+        fields.append(item.reference_chains)
+    payload = json.dumps(fields, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -155,6 +161,9 @@ class RewardScorer:
             thread; ``None`` keeps references in memory only.
         reference_cache_size: Reference embeddings kept in memory (LRU).
         memo_size: (completion, item) results kept for repeated calls on the same batch.
+        best_reference_chain: Score the steps against every reference chain of an item
+            (``reference_steps`` and ``reference_chains``) and keep the best by F1 (ties: the
+            lower index), as evaluation does; off by default (the primary chain only).
 
     Examples:
         >>> from crystalbench.encoders import HashEncoder
@@ -180,6 +189,7 @@ class RewardScorer:
         store: EmbeddingStore | str | Path | None = None,
         reference_cache_size: int = 200_000,
         memo_size: int = 16_384,
+        best_reference_chain: bool = REWARDS_BEST_REFERENCE_CHAIN,
     ) -> None:
         if kind not in REWARD_KINDS:
             from crystalbench.errors import UnknownNameError
@@ -194,6 +204,7 @@ class RewardScorer:
         self.format_rules = format_rules or FormatRules()
         self.guards = guards or StepGuards()
         self.judge = judge
+        self.best_reference_chain = best_reference_chain
         self._store = store
         self._thread_stores = threading.local()
         self.stats = ScorerStats()
@@ -299,11 +310,11 @@ class RewardScorer:
 
         todo = [row for row in range(n) if results[row] is None]
         checks: dict[int, FormatCheck] = {}
-        refs: dict[int, list[str]] = {}
+        refs: dict[int, list[list[str]]] = {}
         for row in todo:
             checks[row] = check_format(texts[row], self.format_rules)
             item = items[row]
-            refs[row] = reference_steps(item) if item is not None else []
+            refs[row] = self._reference_chains(item) if item is not None else []
             if not checks[row].ok:
                 self.stats.format_failures += 1
 
@@ -330,13 +341,14 @@ class RewardScorer:
         step_scores = self._score_steps(
             [guarded[row] for row in step_rows], [refs[row] for row in step_rows]
         )
-        scores = dict(zip(step_rows, step_scores, strict=True))
+        scores = {row: score for row, (score, _) in zip(step_rows, step_scores, strict=True)}
+        best_refs = {row: n for row, (_, n) in zip(step_rows, step_scores, strict=True)}
 
         for row in todo:
             signals = make_signals(
                 checks[row],
                 has_gold=items[row] is not None,
-                n_ref=len(refs[row]),
+                n_ref=best_refs.get(row, len(refs[row][0]) if refs[row] else 0),
                 verdict=verdicts.get(row),
                 steps=scores.get(row),
                 guarded=guarded.get(row),
@@ -345,25 +357,47 @@ class RewardScorer:
             self._memo.put(keys[row], signals)
         return [r for r in results if r is not None]
 
+    def _reference_chains(self, item: BenchmarkItem) -> list[list[str]]:
+        """The chains a completion is scored against: the primary one (empty when it has no
+        step), then, with ``best_reference_chain``, the alternatives that have steps."""
+        chains = [reference_steps(item)]
+        if self.best_reference_chain:
+            for chain in item.reference_chains:
+                steps = [step for step in chain if step.strip()]
+                if steps:
+                    chains.append(steps)
+        return chains if chains[0] or len(chains) > 1 else []
+
     def _score_steps(
-        self, predicted: Sequence[GuardedSteps], references: Sequence[Sequence[str]]
-    ) -> list[StepScores]:
+        self,
+        predicted: Sequence[GuardedSteps],
+        references: Sequence[Sequence[Sequence[str]]],
+    ) -> list[tuple[StepScores, int]]:
+        """Each completion's best step scores over its chains, with that chain's length."""
         if not predicted:
             return []
         vectors = self._embed_batch(
             dict.fromkeys(s for guarded in predicted for s in guarded.allowed),
-            dict.fromkeys(s for steps in references for s in steps),
+            dict.fromkeys(s for chains in references for steps in chains for s in steps),
         )
         dim = next(iter(vectors.values())).shape[0]
         out = []
-        for guarded, ref in zip(predicted, references, strict=True):
+        for guarded, chains in zip(predicted, references, strict=True):
             pred = (
                 np.stack([vectors[s] for s in guarded.allowed])
                 if guarded.allowed
                 else np.zeros((0, dim), dtype=np.float32)
             )
-            ref_vectors = np.stack([vectors[s] for s in ref])
-            out.append(score_steps(pred, ref_vectors, self.match_rules, n_pred=guarded.n_steps))
+            best: tuple[StepScores, int] | None = None
+            for ref in chains:
+                if not ref:
+                    continue
+                ref_vectors = np.stack([vectors[s] for s in ref])
+                score = score_steps(pred, ref_vectors, self.match_rules, n_pred=guarded.n_steps)
+                if best is None or score.f1 > best[0].f1:  # a tie keeps the lower index
+                    best = (score, len(ref))
+            assert best is not None  # step rows have a chain with steps
+            out.append(best)
         return out
 
     def _embed_batch(
@@ -417,7 +451,9 @@ class RewardScorer:
         completion steps. With a store, the work is done once per encoder, ever.
         """
         with self._lock:
-            texts = dict.fromkeys(s for item in items for s in reference_steps(item))
+            texts = dict.fromkeys(
+                s for item in items for chain in self._reference_chains(item) for s in chain
+            )
             pending = [t for t in texts if self._references.get(t) is None]
             before = self.stats.references_encoded
             for start in range(0, len(pending), chunk):

@@ -92,7 +92,12 @@
       html += swatch(run.color) + "<b>" + esc(run.name) + "</b>: " + c.n_items + " items, " + c.n_scored + " scored, " +
         (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
         (c.n_unknown_ids ? ", " + c.n_unknown_ids + " unknown ids skipped" : "") +
-        (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") + ".<br>";
+        (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") +
+        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") + ".";
+      var pr = run.pairs;
+      if (pr) html += ' <span id="pairs-' + RUNS.indexOf(run) + '">Pairs (MMVP): ' + pr.n_pairs_right + " of " + pr.n_pairs + " right (" + (100 * pr.pair_accuracy).toFixed(2) + "%), " +
+        pr.n_pairs_incomplete + " incomplete (counted as not right); paired questions " + (100 * pr.question_accuracy).toFixed(2) + "% right.</span>";
+      html += "<br>";
     });
     $("counts").innerHTML = html + "</p>";
   })();
@@ -550,7 +555,9 @@
     var predOf = {}, refOf = {}, oooSet = {};
     ooo.forEach(function (p) { oooSet[p[0] + ":" + p[1]] = 1; });
     matches.forEach(function (m) { predOf[m[1]] = m; refOf[m[0]] = m; });
-    html += '<div class="align" id="iv-align"><div class="col"><h4>Reference (' + refs.length + ")</h4><ol>";
+    var rc = it.rc ? it.rc[k] : 0, nrc = it.nrc ? it.nrc[k] : 1;
+    var refTitle = nrc > 1 ? "Reference chain " + (rc + 1) + " of " + nrc + (rc ? " (an alternative" : " (the primary") + ", best by Match F1)" : "Reference";
+    html += '<div class="align" id="iv-align"><div class="col"><h4 id="iv-ref-title">' + esc(refTitle) + " (" + refs.length + ")</h4><ol>";
     refs.forEach(function (s, j) {
       var m = predOf[j], out = m && oooSet[m[0] + ":" + m[1]];
       html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fn") + '" id="ref-' + j + '" data-ref="' + j + '"><span class="idx">R' + (j + 1) + "</span>" + esc(s) +
@@ -564,6 +571,16 @@
         (m ? '<span class="pair">↔ R' + (m[1] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fp">FP</span>') + "</li>";
     });
     html += '</ol></div><svg class="links" id="iv-links" aria-hidden="true"></svg></div>';
+    var chains = ITEMS.chains ? ITEMS.chains[g] : null;
+    if (chains && chains.length > 1) {
+      html += '<details class="chains" id="iv-chains"><summary>All ' + chains.length + " reference chains of this item</summary>";
+      chains.forEach(function (chain, c) {
+        html += "<h4>Chain " + (c + 1) + (c === 0 ? " (primary)" : "") + (c === rc && nrc > 1 ? ' <span class="tag okt">scored</span>' : "") + "</h4><ol>";
+        chain.forEach(function (s) { html += "<li>" + esc(s) + "</li>"; });
+        html += "</ol>";
+      });
+      html += "</details>";
+    }
     var body = $("iv-body");
     body.innerHTML = html;
     body.querySelectorAll(".run-tabs button").forEach(function (b) {

@@ -1,0 +1,634 @@
+"""Rendering of the validation results: Markdown, CSV, LaTeX and self-contained HTML pages.
+
+Rendering only: every number comes from an :class:`~.agreement.AgreementReport` or an
+:class:`~.ablation.AblationReport`. Charts are inline SVG (:mod:`.svg`); the pages load
+nothing from elsewhere.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from crystalbench.defaults import VALIDATION_BAND_EDGES
+from crystalbench.io import atomic_write_json, atomic_write_text
+from crystalbench.metrics import METRICS, format_value
+from crystalbench.metrics import metric as metric_by_key
+from crystalbench.validation import svg
+from crystalbench.validation.ablation import AblationReport
+from crystalbench.validation.agreement import AgreementReport, GroupAgreement
+
+PAPER_TABLE3: tuple[tuple[str, int, float], ...] = (
+    ("<0.20", 33, 1.0),
+    ("[0.20,0.35)", 14, 1.0),
+    ("[0.35,0.50)", 19, 0.684),
+    ("[0.50,0.70)", 25, 0.64),
+    (">=0.70", 9, 0.889),
+)
+"""The paper's Table 3 (band, pairs, agreement), shown beside ours with the default bands."""
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:64rem;padding:0 1rem;
+color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:0.8rem 0 1.4rem}
+th,td{border-bottom:1px solid #ddd;padding:0.3rem 0.7rem;text-align:right}
+th:first-child,td:first-child{text-align:left}
+th{background:#f4f6f8}
+.note{color:#555;font-size:0.92rem}
+figure{margin:1rem 0 1.6rem}
+code{background:#f4f6f8;padding:0 0.2rem}
+.grid{display:flex;flex-wrap:wrap;gap:0 1.5rem}
+"""
+
+
+def display_band(label: str) -> str:
+    """``[0.20,0.35)`` as the paper prints it: ``[0.20, 0.35)``; ``>=0.70`` as ``≥ 0.70``.
+
+    Examples:
+        >>> display_band("<0.20"), display_band("[0.20,0.35)"), display_band(">=0.70")
+        ('< 0.20', '[0.20, 0.35)', '≥ 0.70')
+    """
+    if label.startswith(">="):
+        return "≥ " + label[2:]
+    if label.startswith("<"):
+        return "< " + label[1:]
+    return label.replace(",", ", ")
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _range(low: float | None, high: float | None, *, pct: bool) -> str:
+    if low is None or high is None:
+        return "n/a"
+    if pct:
+        return f"[{100 * low:.1f}, {100 * high:.1f}]"
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def _kappa_text(group: GroupAgreement) -> str:
+    text = _num(group.cohen_kappa)
+    interval = group.kappa_interval
+    if group.cohen_kappa is not None and interval is not None:
+        text += " " + _range(interval.low, interval.high, pct=False)
+    return text
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def clean(cell: str) -> str:
+        return cell.replace("|", "\\|").replace("\n", " ")
+
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(clean(c) for c in row) + " |" for row in rows]
+    return out
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def _table3_rows(report: AgreementReport) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "Cosine similarity band",
+        "Step pairs",
+        "Agreement with human judgment",
+        f"{100 * report.confidence:g}% CI (Wilson)",
+        "Cohen's kappa",
+        "False positives",
+        "False negatives",
+    ]
+    rows = []
+    for group in [*report.by_band, report.overall]:
+        interval = group.agreement_interval
+        rows.append(
+            [
+                "Overall" if group.band == "all" else display_band(group.band),
+                str(group.n),
+                _pct(group.agreement),
+                _range(interval.low, interval.high, pct=True),
+                _kappa_text(group),
+                str(group.false_positives),
+                str(group.false_negatives),
+            ]
+        )
+    return header, rows
+
+
+def _matcher_rows(report: AgreementReport) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "Matcher",
+        "Pairs",
+        "Agreement",
+        "Cohen's kappa [CI]",
+        "False positives",
+        "False negatives",
+        "Undecided",
+    ]
+    rows = [
+        [
+            m.matcher,
+            str(m.overall.n),
+            _pct(m.overall.agreement),
+            _kappa_text(m.overall),
+            str(m.overall.false_positives),
+            str(m.overall.false_negatives),
+            str(m.n_undecided),
+        ]
+        for m in report.matchers
+    ]
+    return header, rows
+
+
+def agreement_markdown(report: AgreementReport) -> str:
+    """The agreement in the paper's Table 3 layout, then every matcher, people and tau."""
+    o = report.overall
+    lines = [
+        "# Evaluator validation: agreement with human judgment",
+        "",
+        f"Matcher `{report.primary}` against the final human label of {report.n_resolved} "
+        f"pairs ({report.n_pairs} in the pairs file, {report.n_labelled} labelled, "
+        f"{report.n_unresolved} without a final label, {report.n_unlabelled} not labelled).",
+        "",
+    ]
+    header, rows = _table3_rows(report)
+    lines += _md_table(header, rows)
+    disagreements = o.false_positives + o.false_negatives
+    lines += [
+        "",
+        f"Disagreements: {disagreements} ({o.false_positives} false positives: the matcher "
+        f"says match, people say no; {o.false_negatives} false negatives).",
+        "",
+        f"{report.kappa_definition} Kappa intervals: percentile bootstrap over pairs "
+        f"({report.n_resamples} resamples, seed {report.seed}); n/a where one class only.",
+        "",
+        "## Every matcher",
+        "",
+    ]
+    header, rows = _matcher_rows(report)
+    lines += _md_table(header, rows)
+    lines += ["", *[f"- `{m.matcher}`: {m.description}" for m in report.matchers], ""]
+    h = report.humans
+    lines += ["## People with each other (the ceiling)", ""]
+    if h.note:
+        lines += [h.note + ".", ""]
+    lines += [
+        f"Annotators: {', '.join(h.annotators) or 'none'}; {h.n_labels} labels; "
+        f"{h.n_multiply_labelled} pairs labelled by two or more. Krippendorff's alpha "
+        f"(nominal): {_num(h.krippendorff_alpha)}; mean pairwise Cohen's kappa: "
+        f"{_num(h.mean_pairwise_kappa)}.",
+        "",
+    ]
+    if h.pairwise:
+        lines += _md_table(
+            ["Annotator", "Annotator", "Pairs", "Agreement", "Cohen's kappa"],
+            [[p.a, p.b, str(p.n), _pct(p.agreement), _num(p.cohen_kappa)] for p in h.pairwise],
+        )
+        lines.append("")
+    primary = report.matchers[0]
+    if primary.by_annotator:
+        lines += ["Each annotator against the matcher:", ""]
+        lines += _md_table(
+            ["Annotator", "Pairs", "Agreement", "Cohen's kappa"],
+            [[p.b, str(p.n), _pct(p.agreement), _num(p.cohen_kappa)] for p in primary.by_annotator],
+        )
+        lines.append("")
+    t = report.threshold_search
+    lines += [
+        "## The threshold that agrees best with people",
+        "",
+        f"tau = {_num(t.best_threshold, 2)} gives the highest kappa, {_num(t.best_kappa)} "
+        f"({100 * report.confidence:g}% bootstrap interval of that tau: "
+        f"{_range(t.low, t.high, pct=False)}, {t.n_resamples} resamples); tau = "
+        f"{report.threshold:g} gives {_num(o.cohen_kappa)}.",
+        "",
+        '## Calibration: share of human "match" by cosine',
+        "",
+    ]
+    lines += _md_table(
+        ["Cosine", "Pairs", "Human match", f"{100 * report.confidence:g}% CI (Wilson)"],
+        [
+            [
+                f"[{b.low:.1f}, {b.high:.1f})",
+                str(b.n),
+                _pct(b.human_match.estimate),
+                _range(b.human_match.low, b.human_match.high, pct=True),
+            ]
+            for b in report.calibration
+        ],
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _page(title: str, body: str) -> str:
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{html.escape(title)}</h1>{body}</body></html>\n"
+    )
+
+
+def _md_paragraphs_to_html(text: str) -> str:
+    return "".join(f"<p class='note'>{html.escape(p)}</p>" for p in text.split("\n\n") if p)
+
+
+def agreement_charts(report: AgreementReport) -> dict[str, str]:
+    """The SVG charts of the agreement page, by name."""
+    bands = report.by_band
+    paper = None
+    if tuple(report.bands) == VALIDATION_BAND_EDGES:
+        paper = [row[2] for row in PAPER_TABLE3]
+    charts = {
+        "agreement_by_band": svg.bars(
+            [display_band(b.band) for b in bands],
+            [b.agreement for b in bands],
+            [(b.agreement_interval.low, b.agreement_interval.high) for b in bands],
+            title=f"Agreement with people by cosine band ({report.primary})",
+            y_label="agreement",
+            reference=paper,
+            reference_label="paper, Table 3",
+            counts=[b.n for b in bands],
+        ),
+    }
+    points = [((b.low + b.high) / 2, b.human_match.estimate) for b in report.calibration]
+    intervals = [
+        ((b.low + b.high) / 2, b.human_match.low, b.human_match.high)
+        for b in report.calibration
+        if b.human_match.low is not None and b.human_match.high is not None
+    ]
+    charts["calibration"] = svg.line_plot(
+        [("share of human match", points, svg.BLUE)],
+        title="Calibration: share of pairs people call a match, by cosine",
+        x_label="cosine",
+        y_label="human match",
+        bands=intervals,
+        markers=[(report.threshold, f"tau {report.threshold:g}")],
+    )
+    search = report.threshold_search
+    curve = [(p.threshold, p.cohen_kappa) for p in search.curve]
+    finite = [k for _, k in curve if k is not None]
+    low = min([0.0, *finite])
+    markers = [(report.threshold, f"tau {report.threshold:g}")]
+    if search.best_threshold is not None:
+        markers.append((search.best_threshold, f"best {search.best_threshold:g}"))
+    shade = (
+        (search.low, search.high) if search.low is not None and search.high is not None else None
+    )
+    charts["kappa_by_threshold"] = svg.line_plot(
+        [
+            ("Cohen's kappa", curve, svg.BLUE),
+            ("agreement", [(p.threshold, p.agreement) for p in search.curve], svg.GREY),
+        ],
+        title="Agreement and kappa of the cosine test by threshold",
+        x_label="tau",
+        y_label="value",
+        y_range=(low, 1.0),
+        markers=markers,
+        shade=shade,
+    )
+    return charts
+
+
+def agreement_html(report: AgreementReport) -> str:
+    """The agreement page: tables and charts, self-contained."""
+    charts = agreement_charts(report)
+    header, rows = _table3_rows(report)
+    m_header, m_rows = _matcher_rows(report)
+    markdown = agreement_markdown(report)
+    h = report.humans
+    parts = [
+        f"<p>Matcher <code>{html.escape(report.primary)}</code> against the final human label "
+        f"of {report.n_resolved} pairs ({report.n_pairs} in the pairs file, "
+        f"{report.n_unresolved} without a final label, {report.n_unlabelled} not labelled). "
+        f"Labels: {html.escape(report.labels.path)} ({html.escape(report.labels.kind)}).</p>",
+        "<h2>Agreement by cosine band (the paper's Table 3)</h2>",
+        _html_table(header, rows),
+        f"<figure>{charts['agreement_by_band']}</figure>",
+        _md_paragraphs_to_html(report.kappa_definition),
+        "<h2>Every matcher</h2>",
+        _html_table(m_header, m_rows),
+        "<ul>"
+        + "".join(
+            f"<li><code>{html.escape(m.matcher)}</code>: {html.escape(m.description)}</li>"
+            for m in report.matchers
+        )
+        + "</ul>",
+        "<h2>People with each other (the ceiling)</h2>",
+        f"<p>{html.escape(h.note or '')} Krippendorff's alpha (nominal): "
+        f"{_num(h.krippendorff_alpha)}; mean pairwise Cohen's kappa: "
+        f"{_num(h.mean_pairwise_kappa)}; {h.n_multiply_labelled} pairs labelled by two or "
+        "more.</p>",
+    ]
+    if h.pairwise:
+        parts.append(
+            _html_table(
+                ["Annotator", "Annotator", "Pairs", "Agreement", "Cohen's kappa"],
+                [[p.a, p.b, str(p.n), _pct(p.agreement), _num(p.cohen_kappa)] for p in h.pairwise],
+            )
+        )
+    t = report.threshold_search
+    parts += [
+        "<h2>The threshold that agrees best with people</h2>",
+        f"<p>tau = {_num(t.best_threshold, 2)} gives the highest kappa ({_num(t.best_kappa)}); "
+        f"{100 * report.confidence:g}% bootstrap interval of that tau: "
+        f"{_range(t.low, t.high, pct=False)} (shaded).</p>",
+        f"<figure>{charts['kappa_by_threshold']}</figure>",
+        "<h2>Calibration</h2>",
+        f"<figure>{charts['calibration']}</figure>",
+        "<details><summary>Markdown</summary><pre>" + html.escape(markdown) + "</pre></details>",
+    ]
+    return _page("Evaluator validation: agreement with people", "".join(parts))
+
+
+def write_agreement(report: AgreementReport, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``agreement.json``, ``agreement.md``, ``agreement.html`` and the chart SVGs."""
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": folder / "agreement.json",
+        "md": folder / "agreement.md",
+        "html": folder / "agreement.html",
+    }
+    atomic_write_json(paths["json"], report.model_dump(mode="json"))
+    atomic_write_text(paths["md"], agreement_markdown(report))
+    atomic_write_text(paths["html"], agreement_html(report))
+    for name, chart in agreement_charts(report).items():
+        paths[name] = folder / f"{name}.svg"
+        atomic_write_text(paths[name], chart + "\n")
+    return paths
+
+
+# --------------------------------------------------------------------------- ablation
+
+
+def _grid_values(report: AblationReport, value: str) -> list[list[float | None]]:
+    cells = {(c.encoder, c.threshold): c for c in report.cells}
+    out = []
+    for encoder in report.encoders:
+        row: list[float | None] = []
+        for tau in report.thresholds:
+            cell = cells[(encoder.label, tau)]
+            row.append(cell.mean_match_f1 if value == "mean_f1" else cell.kendall_tau)
+        out.append(row)
+    return out
+
+
+def ablation_charts(report: AblationReport) -> dict[str, str]:
+    """Heatmaps: mean Match F1, Kendall's tau-b against the default cell, each model's F1."""
+    rows = [e.label for e in report.encoders]
+    columns = [f"{t:g}" for t in report.thresholds]
+    charts = {
+        "ablation_f1": svg.heatmap(
+            rows,
+            columns,
+            _grid_values(report, "mean_f1"),
+            title=f"Mean Match F1 over {len(report.models)} models",
+            row_title="encoder",
+            column_title="threshold tau",
+        ),
+        "ablation_kendall": svg.heatmap(
+            rows,
+            columns,
+            _grid_values(report, "tau"),
+            title=(
+                f"Kendall's tau-b of the model ranking vs {report.default_encoder} at "
+                f"{report.default_threshold:g}"
+            ),
+            row_title="encoder",
+            column_title="threshold tau",
+            digits=2,
+            low=-1.0,
+            high=1.0,
+        ),
+    }
+    cells = {(c.encoder, c.threshold): c for c in report.cells}
+    for index, model in enumerate(report.models):
+        values = [
+            [cells[(e.label, t)].match_f1[model] for t in report.thresholds]
+            for e in report.encoders
+        ]
+        charts[f"model_{index}"] = svg.heatmap(
+            rows,
+            columns,
+            values,
+            title=f"Match F1: {model}",
+            row_title="encoder",
+            column_title="threshold tau",
+            low=0.0,
+            high=1.0,
+        )
+    return charts
+
+
+def ablation_markdown(report: AblationReport) -> str:
+    """The paper's comparison (mean F1 per encoder), ranking stability, every cell."""
+    header = ["Encoder", "Mean Match F1", *[f"tau {t:g}" for t in report.thresholds]]
+    rows = [
+        [
+            e.label,
+            f"{report.mean_f1_by_encoder[e.label]:.3f}",
+            *[f"{report.mean_f1_by_threshold[e.label][f'{t:g}']:.3f}" for t in report.thresholds],
+        ]
+        for e in report.encoders
+    ]
+    lines = [
+        "# Encoder x threshold ablation",
+        "",
+        f"{len(report.encoders)} encoders x {len(report.thresholds)} thresholds x "
+        f"{len(report.models)} models on {report.benchmark} ({report.n_items} items). "
+        f"Default cell: {report.default_encoder} at tau {report.default_threshold:g}.",
+        "",
+        "## Mean Match F1 per encoder (over models and thresholds)",
+        "",
+        *_md_table(header, rows),
+        "",
+        "## Ranking stability: Kendall's tau-b against the default cell",
+        "",
+    ]
+    tau_rows = [
+        [e.label, *[_num(v, 2) for v in values]]
+        for e, values in zip(report.encoders, _grid_values(report, "tau"), strict=True)
+    ]
+    lines += _md_table(["Encoder", *[f"tau {t:g}" for t in report.thresholds]], tau_rows)
+    lines += [
+        "",
+        f"Lowest tau-b: {_num(report.min_kendall_tau, 2)}; {report.n_cells_same_ranking} of "
+        f"{len(report.cells)} cells rank the models exactly as the default cell.",
+        "",
+        "## Match F1 of every model in every cell",
+        "",
+    ]
+    header = ["Encoder", "tau", *report.models, "Kendall tau-b", "Spearman rho"]
+    rows = [
+        [
+            c.encoder,
+            f"{c.threshold:g}",
+            *[f"{c.match_f1[m]:.3f}" for m in report.models],
+            _num(c.kendall_tau, 2),
+            _num(c.spearman_rho, 2),
+        ]
+        for c in report.cells
+    ]
+    lines += _md_table(header, rows)
+    lines += ["", "## Encoders", ""]
+    lines += _md_table(
+        ["Encoder", "Name", "Identity", "Encoded", "From cache", "Forward s", "Scoring s"],
+        [
+            [
+                e.label,
+                e.name,
+                e.identity,
+                str(e.encoded),
+                str(e.cache_hits),
+                f"{e.encode_seconds:.1f}",
+                f"{e.score_seconds:.1f}",
+            ]
+            for e in report.encoders
+        ],
+    )
+    if report.failures:
+        lines += ["", "Prediction sets that failed: " + "; ".join(report.failures)]
+    return "\n".join(lines) + "\n"
+
+
+def ablation_csv(report: AblationReport) -> str:
+    """One row per (encoder, threshold, model): every metric, the rank and the cell's tau-b."""
+    keys = [m.key for m in METRICS]
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["encoder", "threshold", "model", *keys, "rank", "kendall_tau", "spearman_rho"])
+    for cell in report.cells:
+        for model in report.models:
+            values = cell.metrics[model]
+            writer.writerow(
+                [
+                    cell.encoder,
+                    f"{cell.threshold:g}",
+                    model,
+                    *[repr(values[key]) for key in keys],
+                    cell.ranking.index(model) + 1,
+                    "" if cell.kendall_tau is None else repr(cell.kendall_tau),
+                    "" if cell.spearman_rho is None else repr(cell.spearman_rho),
+                ]
+            )
+    return buffer.getvalue()
+
+
+def ablation_latex(report: AblationReport) -> str:
+    """A booktabs table: Match F1 of every model per (encoder, tau), and tau-b."""
+    from crystalbench.report.leaderboard import latex_escape
+
+    match_f1 = metric_by_key("match_f1")
+    columns = "ll" + "r" * (len(report.models) + 1)
+    lines = [
+        "% requires \\usepackage{booktabs}",
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\begin{{tabular}}{{{columns}}}",
+        "\\toprule",
+        " & ".join(
+            ["Encoder", "$\\tau$", *(latex_escape(m) for m in report.models), "Kendall $\\tau_b$"]
+        )
+        + " \\\\",
+        "\\midrule",
+    ]
+    previous = None
+    for cell in report.cells:
+        if previous is not None and cell.encoder != previous:
+            lines.append("\\midrule")
+        best = max(cell.match_f1.values())
+        values = []
+        for model in report.models:
+            text = format_value(cell.match_f1[model], match_f1.number_format)
+            values.append(f"\\textbf{{{text}}}" if cell.match_f1[model] == best else text)
+        lines.append(
+            " & ".join(
+                [
+                    latex_escape(cell.encoder) if cell.encoder != previous else "",
+                    f"{cell.threshold:g}",
+                    *values,
+                    _num(cell.kendall_tau, 2),
+                ]
+            )
+            + " \\\\"
+        )
+        previous = cell.encoder
+    lines += [
+        "\\bottomrule",
+        "\\end{tabular}",
+        "\\caption{Match F1 by encoder and threshold; Kendall's $\\tau_b$ of the model ranking "
+        f"against {latex_escape(report.default_encoder)} at "
+        f"$\\tau = {report.default_threshold:g}$.}}",
+        "\\label{tab:crystal-ablation}",
+        "\\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def ablation_html(report: AblationReport) -> str:
+    """The ablation page: heatmaps and tables, self-contained."""
+    charts = ablation_charts(report)
+    markdown = ablation_markdown(report)
+    header = ["Encoder", "Mean Match F1", *[f"tau {t:g}" for t in report.thresholds]]
+    rows = [
+        [
+            e.label,
+            f"{report.mean_f1_by_encoder[e.label]:.3f}",
+            *[f"{report.mean_f1_by_threshold[e.label][f'{t:g}']:.3f}" for t in report.thresholds],
+        ]
+        for e in report.encoders
+    ]
+    per_model = "".join(
+        f"<figure>{charts[f'model_{k}']}</figure>" for k in range(len(report.models))
+    )
+    body = (
+        f"<p>{len(report.encoders)} encoders x {len(report.thresholds)} thresholds x "
+        f"{len(report.models)} models on {html.escape(report.benchmark)} ({report.n_items} items). "
+        f"Default cell: {html.escape(report.default_encoder)} at tau "
+        f"{report.default_threshold:g}. Lowest Kendall tau-b: {_num(report.min_kendall_tau, 2)}; "
+        f"{report.n_cells_same_ranking} of {len(report.cells)} cells keep the default ranking.</p>"
+        "<h2>Mean Match F1 per encoder</h2>"
+        + _html_table(header, rows)
+        + f"<figure>{charts['ablation_f1']}</figure>"
+        + "<h2>Ranking stability</h2>"
+        + f"<figure>{charts['ablation_kendall']}</figure>"
+        + "<h2>Each model</h2>"
+        + f"<div class='grid'>{per_model}</div>"
+        + "<details><summary>All tables (Markdown)</summary><pre>"
+        + html.escape(markdown)
+        + "</pre></details>"
+    )
+    return _page("Encoder x threshold ablation", body)
+
+
+def write_ablation(report: AblationReport, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``ablation.json``, ``.md``, ``.csv``, ``.tex``, ``.html`` and the heatmap SVGs."""
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {kind: folder / f"ablation.{kind}" for kind in ("json", "md", "csv", "tex", "html")}
+    atomic_write_json(paths["json"], report.model_dump(mode="json"))
+    atomic_write_text(paths["md"], ablation_markdown(report))
+    atomic_write_text(paths["csv"], ablation_csv(report))
+    atomic_write_text(paths["tex"], ablation_latex(report))
+    atomic_write_text(paths["html"], ablation_html(report))
+    charts = ablation_charts(report)
+    for name in ("ablation_f1", "ablation_kendall"):
+        paths[name] = folder / f"{name}.svg"
+        atomic_write_text(paths[name], charts[name] + "\n")
+    return paths
