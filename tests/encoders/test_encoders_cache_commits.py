@@ -135,8 +135,11 @@ def test_a_killed_run_keeps_its_finished_batches(tmp_path):
     deadline = time.monotonic() + 120
     started = -1
     while time.monotonic() < deadline and child.poll() is None:
-        if progress.is_file() and progress.read_text().strip():
-            started = int(progress.read_text())
+        # One read: the child rewrites the file (truncate, then write), so a second read
+        # could see it empty.
+        seen = progress.read_text().strip() if progress.is_file() else ""
+        if seen:
+            started = int(seen)
             if started >= 6:
                 break
         time.sleep(0.01)
