@@ -116,7 +116,101 @@ class JudgeStats:
     """Verdicts that came back undecided."""
 
 
-class OpenAIJudge:
+class OpenAIChatJudge:
+    """What every LLM judge over an OpenAI-compatible ``/v1/chat/completions`` endpoint
+    shares: the lazily built official ``openai`` client, the on-disk verdict cache, the
+    counters, one deterministic chat request, the concurrent map and ``close``.
+
+    Subclasses (:class:`OpenAIJudge`, the judge matcher's ``OpenAIStepJudge``) render their
+    prompt, parse the reply and choose the cache file. Nothing is contacted until the first
+    request.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None,
+        timeout: float,
+        max_retries: int,
+        max_workers: int,
+        max_tokens: int,
+        cache_path: Path | None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_workers = max(1, max_workers)
+        self.max_tokens = max_tokens
+        self._api_key = api_key
+        self.cache = VerdictCache(cache_path) if cache_path is not None else None
+        self.stats = JudgeStats()
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def cache_path(cache_dir: str | Path | None, name: str, use_cache: bool) -> Path | None:
+        """``cache_dir/name`` (default folder: :func:`default_cache_dir`), or ``None``."""
+        if not use_cache:
+            return None
+        return (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / name
+
+    @staticmethod
+    def config_options(config: Any) -> dict[str, Any]:
+        """Key, timeout and concurrency from a :class:`crystalbench.config.JudgeConfig`
+        (or anything shaped like it)."""
+        return {
+            "api_key": os.environ.get(getattr(config, "api_key_env", "OPENAI_API_KEY")),
+            "timeout": float(getattr(config, "timeout", 60.0)),
+            "max_workers": int(getattr(config, "concurrency", 8)),
+        }
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from openai import OpenAI
+
+                key = self._api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+                self._client = OpenAI(
+                    base_url=self.base_url,
+                    api_key=key,
+                    timeout=self.timeout,
+                    max_retries=self.max_retries,
+                )
+            return self._client
+
+    def _count(self, counter: str) -> None:
+        with self._lock:
+            setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+
+    def _chat(self, messages: list[dict[str, str]]) -> str | None:
+        """One request at temperature 0 (counted); raises what the client raises."""
+        self._count("requests")
+        response = self._get_client().chat.completions.create(
+            model=self.model, messages=messages, temperature=0.0, max_tokens=self.max_tokens
+        )
+        content: str | None = response.choices[0].message.content
+        return content
+
+    def _map(self, work: Any, unique: Sequence[Any], max_workers: int | None = None) -> list[Any]:
+        """``work(*request)`` for each distinct request, at most ``max_workers`` at once."""
+        workers = min(max_workers or self.max_workers, max(1, len(unique)))
+        if workers <= 1:
+            return [work(*request) for request in unique]
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda request: work(*request), unique))
+
+    def close(self) -> None:
+        """Close the HTTP client and the cache."""
+        if self._client is not None:
+            self._client.close()
+        if self.cache is not None:
+            self.cache.close()
+
+
+class OpenAIJudge(OpenAIChatJudge):
     """LLM judge over an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     Args:
@@ -156,14 +250,17 @@ class OpenAIJudge:
         max_tokens: int = 256,
         prompt: str = "judge_v1",
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.max_workers = max(1, max_workers)
-        self.max_tokens = max_tokens
+        super().__init__(
+            base_url,
+            model,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_workers=max_workers,
+            max_tokens=max_tokens,
+            cache_path=self.cache_path(cache_dir, "judge.sqlite", use_cache),
+        )
         self.prompt = load_prompt(prompt)
-        self._api_key = api_key
         self._identity = JudgeIdentity(
             kind="openai",
             model=model,
@@ -171,11 +268,6 @@ class OpenAIJudge:
             prompt_name=self.prompt.name,
             prompt_hash=self.prompt.sha256,
         )
-        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache = VerdictCache(folder / "judge.sqlite") if use_cache else None
-        self.stats = JudgeStats()
-        self._client: Any = None
-        self._lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: Any, *, cache_dir: str | Path | None = None) -> OpenAIJudge:
@@ -192,14 +284,7 @@ class OpenAIJudge:
             >>> judge.identity.model, judge.max_workers, judge.timeout
             ('m', 4, 5.0)
         """
-        return cls(
-            config.url,
-            config.model,
-            api_key=os.environ.get(getattr(config, "api_key_env", "OPENAI_API_KEY")),
-            timeout=float(getattr(config, "timeout", 60.0)),
-            max_workers=int(getattr(config, "concurrency", 8)),
-            cache_dir=cache_dir,
-        )
+        return cls(config.url, config.model, **cls.config_options(config), cache_dir=cache_dir)
 
     @property
     def identity(self) -> JudgeIdentity:
@@ -215,20 +300,6 @@ class OpenAIJudge:
             "cache": str(self.cache.path) if self.cache is not None else None,
         }
 
-    def _get_client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                from openai import OpenAI
-
-                key = self._api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-                self._client = OpenAI(
-                    base_url=self.base_url,
-                    api_key=key,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
-            return self._client
-
     def _cache_key(self, question: str, gold: str, predicted: str) -> str:
         return VerdictCache.key(
             self.model, self.base_url, self.prompt.sha256, question, gold, predicted
@@ -243,29 +314,19 @@ class OpenAIJudge:
             except sqlite3.Error:
                 cached = None
             if cached is not None:
-                with self._lock:
-                    self.stats.cache_hits += 1
+                self._count("cache_hits")
                 return cached
         verdict = self._ask(question, gold, predicted)
         if verdict.correct is None:
-            with self._lock:
-                self.stats.failures += 1
+            self._count("failures")
         elif self.cache is not None:
             with contextlib.suppress(sqlite3.Error):  # an uncached verdict is still a verdict
                 self.cache.put(key, verdict)
         return verdict
 
     def _ask(self, question: str, gold: str, predicted: str) -> JudgeVerdict:
-        with self._lock:
-            self.stats.requests += 1
         try:
-            response = self._get_client().chat.completions.create(
-                model=self.model,
-                messages=self.prompt.render(question, gold, predicted),
-                temperature=0.0,
-                max_tokens=self.max_tokens,
-            )
-            raw = response.choices[0].message.content
+            raw = self._chat(self.prompt.render(question, gold, predicted))
         except Exception as error:  # connection, timeout, HTTP status, odd response shape
             return JudgeVerdict(correct=None, error=f"{type(error).__name__}: {error}")
         return parse_judge_reply(raw)
@@ -282,18 +343,6 @@ class OpenAIJudge:
         """
         triples = [JudgeRequest(*request) for request in requests]
         unique = list(dict.fromkeys(triples))
-        workers = min(max_workers or self.max_workers, max(1, len(unique)))
-        if workers <= 1:
-            answers = [self.judge(*triple) for triple in unique]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                answers = list(pool.map(lambda triple: self.judge(*triple), unique))
+        answers = self._map(self.judge, unique, max_workers)
         by_triple = dict(zip(unique, answers, strict=True))
         return [by_triple[triple] for triple in triples]
-
-    def close(self) -> None:
-        """Close the HTTP client and the cache."""
-        if self._client is not None:
-            self._client.close()
-        if self.cache is not None:
-            self.cache.close()

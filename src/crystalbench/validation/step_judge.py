@@ -22,12 +22,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -36,10 +33,9 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from crystalbench.defaults import STEP_JUDGE_MAX_TOKENS, STEP_JUDGE_PROMPT
-from crystalbench.encoders.cache import default_cache_dir
 from crystalbench.errors import UnknownNameError
 from crystalbench.judges.base import JudgeIdentity, JudgeVerdict
-from crystalbench.judges.openai_judge import JudgeStats, VerdictCache
+from crystalbench.judges.openai_judge import OpenAIChatJudge, VerdictCache
 from crystalbench.types import Record
 
 __all__ = [
@@ -250,7 +246,7 @@ def judged_similarity(
 # ---------------------------------------------------------------------------------------------
 
 
-class OpenAIStepJudge:
+class OpenAIStepJudge(OpenAIChatJudge):
     """Judge matcher over an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     Args:
@@ -288,14 +284,17 @@ class OpenAIStepJudge:
         max_tokens: int = STEP_JUDGE_MAX_TOKENS,
         prompt: str = STEP_JUDGE_PROMPT,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.max_workers = max(1, max_workers)
-        self.max_tokens = max_tokens
+        super().__init__(
+            base_url,
+            model,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            max_workers=max_workers,
+            max_tokens=max_tokens,
+            cache_path=self.cache_path(cache_dir, STEP_JUDGE_CACHE_FILE, use_cache),
+        )
         self.prompt = load_step_prompt(prompt)
-        self._api_key = api_key
         self._identity = JudgeIdentity(
             kind="openai-step-match",
             model=model,
@@ -303,11 +302,6 @@ class OpenAIStepJudge:
             prompt_name=self.prompt.name,
             prompt_hash=self.prompt.sha256,
         )
-        folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self.cache = VerdictCache(folder / STEP_JUDGE_CACHE_FILE) if use_cache else None
-        self.stats = JudgeStats()
-        self._client: Any = None
-        self._lock = threading.Lock()
 
     @classmethod
     def from_config(
@@ -318,9 +312,7 @@ class OpenAIStepJudge:
         return cls(
             config.url,
             config.model,
-            api_key=os.environ.get(getattr(config, "api_key_env", "OPENAI_API_KEY")),
-            timeout=float(getattr(config, "timeout", 60.0)),
-            max_workers=int(getattr(config, "concurrency", 8)),
+            **cls.config_options(config),
             cache_dir=cache_dir,
             use_cache=use_cache,
         )
@@ -340,20 +332,6 @@ class OpenAIStepJudge:
             "cache_hits": self.stats.cache_hits,
             "failures": self.stats.failures,
         }
-
-    def _get_client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                from openai import OpenAI
-
-                key = self._api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-                self._client = OpenAI(
-                    base_url=self.base_url,
-                    api_key=key,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                )
-            return self._client
 
     def _cache_key(self, request: StepMatchRequest) -> str:
         return VerdictCache.key(
@@ -377,13 +355,11 @@ class OpenAIStepJudge:
             if cached is not None:
                 verdict = parse_step_reply(cached.raw, len(request.predicted_steps))
                 if verdict.matches is not None:
-                    with self._lock:
-                        self.stats.cache_hits += 1
+                    self._count("cache_hits")
                     return verdict
         verdict = self._ask(request)
         if verdict.matches is None:
-            with self._lock:
-                self.stats.failures += 1
+            self._count("failures")
         elif self.cache is not None:
             # The raw reply is stored and parsed again on reading: one parser, one meaning.
             with contextlib.suppress(sqlite3.Error):
@@ -391,16 +367,8 @@ class OpenAIStepJudge:
         return verdict
 
     def _ask(self, request: StepMatchRequest) -> StepMatchVerdict:
-        with self._lock:
-            self.stats.requests += 1
         try:
-            response = self._get_client().chat.completions.create(
-                model=self.model,
-                messages=self.prompt.render(request.reference_step, request.predicted_steps),
-                temperature=0.0,
-                max_tokens=self.max_tokens,
-            )
-            raw = response.choices[0].message.content
+            raw = self._chat(self.prompt.render(request.reference_step, request.predicted_steps))
         except Exception as error:  # connection, timeout, HTTP status, odd response shape
             return StepMatchVerdict(matches=None, error=f"{type(error).__name__}: {error}")
         return parse_step_reply(raw, len(request.predicted_steps))
@@ -408,21 +376,9 @@ class OpenAIStepJudge:
     def judge_many(self, requests: Sequence[StepMatchRequest]) -> list[StepMatchVerdict]:
         """Verdicts for many requests (identical ones asked once), in input order."""
         unique = list(dict.fromkeys(StepMatchRequest(r[0], tuple(r[1])) for r in requests))
-        workers = min(self.max_workers, max(1, len(unique)))
-        if workers <= 1:
-            answers = [self.judge(*request) for request in unique]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                answers = list(pool.map(lambda request: self.judge(*request), unique))
+        answers = self._map(self.judge, unique)
         by_request = dict(zip(unique, answers, strict=True))
         return [by_request[StepMatchRequest(r[0], tuple(r[1]))] for r in requests]
-
-    def close(self) -> None:
-        """Close the HTTP client and the cache."""
-        if self._client is not None:
-            self._client.close()
-        if self.cache is not None:
-            self.cache.close()
 
 
 # ---------------------------------------------------------------------------------------------
