@@ -31,7 +31,13 @@ from crystalbench.config import ScoreConfig
 from crystalbench.data.loading import Benchmark
 from crystalbench.defaults import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
 from crystalbench.difficulty import assign_difficulty
-from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder, load_encoder
+from crystalbench.encoders import (
+    CachingEncoder,
+    EmbeddingStore,
+    Encoder,
+    load_encoder,
+    preload_encoder,
+)
 from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import InputError
 from crystalbench.matching import chain_fields, check_order_metric, cosine_matrix
@@ -211,6 +217,7 @@ class Scorer:
         self.encoder = encoder or load_encoder(
             self.config.encoder, device=self.config.device, cache_dir=self.config.cache_dir
         )
+        preload_encoder(self.encoder)  # loads beside the parsing below; a no-op when loaded
         if store is None and self.config.use_cache:
             store = EmbeddingStore.default(self.config.cache_dir)
         self.store = store

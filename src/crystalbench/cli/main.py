@@ -15,13 +15,12 @@ from crystalbench.cli import review as review_cli
 from crystalbench.cli import rewards as rewards_cli
 from crystalbench.cli import train as train_cli
 from crystalbench.cli import validate as validate_cli
+from crystalbench.cli.apps import new_app
 
-app = typer.Typer(
+app = new_app(
     name="crystal",
     help="crystalbench: score, run, report and train on the CRYSTAL benchmark.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
 )
 app.command("score")(score.score)
 app.command("demo")(demo.demo)

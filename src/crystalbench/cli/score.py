@@ -171,75 +171,86 @@ def score(
 
     A bad set fails alone: exit code 2 once the others are scored and written.
     """
-    from crystalbench.data import load_benchmark
-    from crystalbench.integrations.outputs import PREDICTION_FORMATS, load_predictions_as
-    from crystalbench.scoring import evaluate
-    from crystalbench.scoring_many import single_predictions_path
+    from crystalbench.encoders import early_encoder, load_encoder, preload_encoder
 
-    if predictions_format not in PREDICTION_FORMATS:
-        from crystalbench.errors import UnknownNameError
-
-        raise UnknownNameError("predictions format", predictions_format, PREDICTION_FORMATS)
-    values = [*predictions, *(more or [])]
-    single = single_predictions_path(values)
-
-    config = score_config(
-        config_file,
-        encoder=encoder,
-        threshold=threshold,
-        alpha=alpha,
-        order_metric=order,
-        compat=compat,
-        answer_rules=answer_rules,
-        lenient=lenient,
-        cache_dir=str(cache_dir) if cache_dir else None,
-        device=device,
-        use_cache=False if no_cache else None,
-        sources=sources,
-        judge_url=judge_url,
-        judge_model=judge_model,
-        matcher=matcher,
-        matcher_url=matcher_url,
-        matcher_model=matcher_model,
-    )
-    speed = {
-        "backend": backend,
-        "workers": workers,
-        "devices": devices,
-        "batch_size": batch_size,
-        "dtype": dtype,
-    }
-    fast_encoder = None
-    if any(value is not None for value in speed.values()):
-        from crystalbench.encoders import load_encoder
-
-        fast_encoder = load_encoder(
-            config.encoder,
-            device=config.device,
+    def build_encoder(name: str, on: str | None, folder: str | None) -> Any:
+        """The encoder the scorer would build (flags not given keep load_encoder's defaults);
+        the one the ``crystal`` entry point started already when it was built from these."""
+        speed = (backend, workers, devices, batch_size, dtype)
+        started = early_encoder(("score", name, on, folder)) if speed == (None,) * 5 else None
+        if started is not None:
+            return started
+        return load_encoder(
+            name,
+            device=on,
             dtype=dtype or "float32",
             batch_size=batch_size,
             backend=backend or ENCODER_BACKEND,
             workers=workers or 1,
             devices=[d.strip() for d in devices.split(",") if d.strip()] if devices else None,
-            cache_dir=config.cache_dir,
+            cache_dir=folder,
         )
-    bench = load_benchmark(benchmark, image_root=image_root)
-    if single is None:
-        try:
-            _score_many(bench, values, config, fast_encoder, out, progress, predictions_format)
-        finally:
-            close = getattr(fast_encoder, "close", None)
-            if close is not None:
-                close()
-        return
-    preds = load_predictions_as(single, bench, predictions_format, lenient=config.lenient)
+
+    # Built first, so that its model loads in the background (ONNX Runtime, export cached)
+    # while the rest of the scoring code is imported and the files are read and parsed.
+    # Without a --config file the encoder fields are the flags or their defaults.
+    folder = str(cache_dir) if cache_dir else None
+    early = None
+    if config_file is None:
+        early = build_encoder(encoder or ENCODER, device, folder)
+        preload_encoder(early)
+    fast_encoder = early
     try:
+        from crystalbench.data import load_benchmark
+        from crystalbench.integrations.outputs import PREDICTION_FORMATS, load_predictions_as
+        from crystalbench.scoring import evaluate
+        from crystalbench.scoring_many import single_predictions_path
+
+        if predictions_format not in PREDICTION_FORMATS:
+            from crystalbench.errors import UnknownNameError
+
+            raise UnknownNameError("predictions format", predictions_format, PREDICTION_FORMATS)
+        values = [*predictions, *(more or [])]
+        single = single_predictions_path(values)
+
+        config = score_config(
+            config_file,
+            encoder=encoder,
+            threshold=threshold,
+            alpha=alpha,
+            order_metric=order,
+            compat=compat,
+            answer_rules=answer_rules,
+            lenient=lenient,
+            cache_dir=folder,
+            device=device,
+            use_cache=False if no_cache else None,
+            sources=sources,
+            judge_url=judge_url,
+            judge_model=judge_model,
+            matcher=matcher,
+            matcher_url=matcher_url,
+            matcher_model=matcher_model,
+        )
+        if (encoder or ENCODER, device, folder) != (
+            config.encoder,
+            config.device,
+            config.cache_dir,
+        ):
+            fast_encoder = build_encoder(config.encoder, config.device, config.cache_dir)
+            preload_encoder(fast_encoder)
+        bench = load_benchmark(benchmark, image_root=image_root)
+        if single is None:
+            _score_many(bench, values, config, fast_encoder, out, progress, predictions_format)
+            return
+        preds = load_predictions_as(single, bench, predictions_format, lenient=config.lenient)
         with progress_hook(progress) as hook:
             run = evaluate(bench, preds, config, encoder=fast_encoder, progress=hook, out_dir=out)
     finally:
-        close = getattr(fast_encoder, "close", None)
-        if close is not None:
-            close()
+        for built in {id(e): e for e in (early, fast_encoder) if e is not None}.values():
+            close = getattr(built, "close", None)
+            if close is not None:
+                close()
     name = preds.model or single.stem
     console.print(leaderboard_table([(name, run.summary)], title=f"CRYSTAL scores ({bench.name})"))
     console.print(breakdown_table(run.summary, "by_source", "By source"))

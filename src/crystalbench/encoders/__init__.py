@@ -46,11 +46,42 @@ __all__ = [
     "OneHotEncoder",
     "choose_backend",
     "default_cache_dir",
+    "early_encoder",
     "gpu_visible",
+    "keep_early_encoder",
     "l2_normalise",
     "load_encoder",
     "load_single_encoder",
+    "preload_encoder",
 ]
+
+_EARLY: dict[tuple[object, ...], Encoder] = {}
+
+
+def keep_early_encoder(key: tuple[object, ...], encoder: Encoder) -> None:
+    """Keep an encoder built (and preloading) before the command parsed its arguments;
+    ``key`` holds the values it was built from (see :func:`early_encoder`)."""
+    _EARLY[key] = encoder
+
+
+def early_encoder(key: tuple[object, ...]) -> Encoder | None:
+    """Take the encoder kept under exactly ``key`` (``None`` when there is none); each is
+    taken once. The ``crystal`` entry point starts one from a quick look at the command
+    line; the command takes it only when its own parsed values give the same key."""
+    return _EARLY.pop(key, None)
+
+
+def preload_encoder(encoder: object) -> bool:
+    """Start loading ``encoder``'s model in the background, when it can (the ONNX Runtime
+    path with a cached export; see :meth:`OnnxEncoder.preload`); returns whether a load
+    started. Other encoders load on their first encode, as before.
+
+    Examples:
+        >>> preload_encoder(load_encoder("hash"))
+        False
+    """
+    preload = getattr(encoder, "preload", None)
+    return bool(preload()) if preload is not None else False
 
 
 def load_encoder(

@@ -195,6 +195,17 @@ class AutoEncoder:
         if loader is not None:
             loader()
 
+    def preload(self) -> bool:
+        """Start loading the ONNX session in the background when its export is cached
+        (see :meth:`OnnxEncoder.preload`); the choice of path is unchanged by it."""
+        if self._chosen is not None and self._chosen is not self.onnx:
+            return False
+        return bool(self.onnx.preload())
+
+    def close(self) -> None:
+        """Wait for a background load still under way."""
+        self.onnx.close()
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` with the chosen encoder."""
         return self.chosen.encode(texts)

@@ -345,6 +345,9 @@ class OnnxEncoder:
         self._tokenizer: Any = None
         self._export: OnnxExport | None = None
         self._lock = threading.Lock()
+        self._preload: threading.Thread | None = None
+        self._preload_lock = threading.Lock()
+        self._preload_error: BaseException | None = None
 
     # ------------------------------------------------------------------ identity
     def _model_folder(self) -> Path:
@@ -421,10 +424,53 @@ class OnnxEncoder:
         self._tokenizer = tokenizer
 
     def load(self) -> None:
-        """Load the graph and the tokenizer now (exporting first if needed)."""
+        """Load the graph and the tokenizer now (exporting first if needed).
+
+        After :meth:`preload` this waits for the background load; an error it met is
+        raised here, on the caller's thread.
+        """
         with self._lock:
+            if self._preload_error is not None:
+                error, self._preload_error = self._preload_error, None
+                raise error
             if self._session is None:
                 self._load()
+
+    def preload(self) -> bool:
+        """Start loading the graph and tokenizer on a background thread; returns whether
+        a load was started.
+
+        ONNX Runtime builds the session without holding the GIL, so the load (0.3-1.5 s)
+        runs beside whatever the caller does next (imports, reading the benchmark and the
+        predictions). The first :meth:`encode` waits for it. Nothing starts when the session
+        is loaded, a load is already under way, or the export is not cached yet (making
+        one needs torch, on the caller's thread). A failed load is raised by the next
+        :meth:`load` or :meth:`encode`, never dropped.
+        """
+        with self._preload_lock:  # not self._lock: never wait for a load under way
+            if self._session is not None or self._preload is not None:
+                return False
+            if not self.export_ready():
+                return False
+            thread = threading.Thread(target=self._preload_body, name="onnx-preload", daemon=True)
+            self._preload = thread
+            thread.start()
+        return True
+
+    def _preload_body(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                self._load()
+            except BaseException as error:  # raised again by load() on the caller's thread
+                self._preload_error = error
+
+    def close(self) -> None:
+        """Wait for a background load still under way (nothing else holds resources)."""
+        thread = self._preload
+        if thread is not None:
+            thread.join()
 
     def features(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Tokenizer features of ``texts`` as the graph expects them (int64, padded)."""
