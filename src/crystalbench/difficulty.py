@@ -59,7 +59,7 @@ MARKERS: tuple[str, ...] = (
     "before",
     "remaining",
 )
-_MARKER_PATTERNS = [re.compile(rf"\b{re.escape(m)}\b") for m in MARKERS]
+_MARKER_PATTERNS = [(m, re.compile(rf"\b{re.escape(m)}\b")) for m in MARKERS]
 
 
 class DifficultyConfig(BaseModel):
@@ -92,7 +92,11 @@ def difficulty_points(item: BenchmarkItem, config: DifficultyConfig | None = Non
     if len(item.question.split()) > config.question_words:
         points += 1
     text = item.question.lower()
-    if sum(1 for pattern in _MARKER_PATTERNS if pattern.search(text)) >= config.markers_needed:
+    # a marker that is not a substring cannot match with word boundaries: skip its regex
+    found = sum(
+        1 for marker, pattern in _MARKER_PATTERNS if marker in text and pattern.search(text)
+    )
+    if found >= config.markers_needed:
         points += 1
     return points
 

@@ -42,6 +42,7 @@ from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import InputError
 from crystalbench.matching import chain_fields, check_order_metric, cosine_matrix
 from crystalbench.metrics import METRICS
+from crystalbench.normalize.symbolic import remembered_values
 from crystalbench.pairs import PairedAnswer, item_pair, summarize_pairs
 from crystalbench.parsing import parse_prediction
 from crystalbench.predictions import PredictionSet
@@ -275,13 +276,14 @@ class Scorer:
         compat = None if self.config.answer_rules == "paper" else self.config.answer_rules
         answers = [parsed.answer if parsed is not None else None for _, parsed in work]
         workers = self.config.judge.concurrency if self.config.judge is not None else 8
-        return score_answers(
-            answers,
-            [item for item, _ in work],
-            judge=self.judge,
-            compat=compat,
-            max_workers=workers,
-        )
+        with remembered_values(self.store):  # math-verify's readings, kept in the cache
+            return score_answers(
+                answers,
+                [item for item, _ in work],
+                judge=self.judge,
+                compat=compat,
+                max_workers=workers,
+            )
 
     # ------------------------------------------------------------------ scoring
     def _predicted_steps(
@@ -405,9 +407,7 @@ class Scorer:
             texts = _step_texts(work, steps, self._reference_chains)
             began = time.perf_counter()
             unique = list(dict.fromkeys(texts))
-            vectors = self.front.lookup(unique)
-            matrix = _stack_rows([vectors[t] for t in unique])
-            del vectors
+            matrix = self.front.lookup_matrix(unique)
             rows = {text: k for k, text in enumerate(unique)}
             self._tick("embed", began)
             began = time.perf_counter()

@@ -9,6 +9,7 @@ equal as text.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -45,13 +46,21 @@ def _vulgar_fractions(text: str) -> str:
 def prepare_math(text: str) -> str:
     """Rewrite the LaTeX and Unicode spellings of plain numbers into ASCII ones.
 
+    The number, clock, range and ratio readers all start here, several times per answer,
+    so results are cached (the function is pure).
+
     Examples:
         >>> prepare_math(r"$-\\frac{3}{4}$ and 45^\\circ").split()
         ['-3/4', 'and', '45°']
         >>> prepare_math("1½ cups, 25–30 m, 1{,}234")
         '1 1/2 cups, 25–30 m, 1,234'
     """
-    text = unicodedata.normalize("NFKC", _vulgar_fractions(str(text)))
+    return _prepare_math(str(text))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _prepare_math(text: str) -> str:
+    text = unicodedata.normalize("NFKC", _vulgar_fractions(text))
     text = _DASH_BETWEEN_NUMBERS.sub("\\1\ue000\\2", text)  # a range dash survives as "–"
     for dash in ("−", "–", "—"):
         text = text.replace(dash, "-")

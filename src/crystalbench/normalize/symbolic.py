@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
 import threading
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from crystalbench.normalize.extraction import committed_segment
 from crystalbench.normalize.text import clean_answer
 
-__all__ = ["math_equivalent", "symbolic_value"]
+__all__ = ["math_equivalent", "remembered_values", "symbolic_value"]
 
 _MAX_SYMBOLIC_CHARS = 400
 
@@ -58,7 +60,98 @@ def symbolic_value(text: str, *, prose: bool = True) -> float | None:
     text = str(text)
     if not text.strip() or len(text) > _MAX_SYMBOLIC_CHARS:
         return None
-    return _cached_value(text, prose)
+    key = f"{int(prose)}:{text}"
+    if key in _REMEMBERED:
+        return _REMEMBERED[key]
+    value = _cached_value(text, prose)
+    if _ATTACHED:
+        with _LOCK:
+            _FRESH[key] = value
+    return value
+
+
+class ValueStore(Protocol):
+    """Where values are remembered between runs (the embedding cache,
+    :class:`crystalbench.encoders.cache.EmbeddingStore`)."""
+
+    @property
+    def path(self) -> Any:
+        """The file the values live in."""
+        ...
+
+    def get_values(self, namespace: str) -> dict[str, float | None]:
+        """Every value remembered under ``namespace``."""
+        ...
+
+    def put_values(self, namespace: str, values: dict[str, float | None]) -> None:
+        """Remember ``values`` under ``namespace``."""
+        ...
+
+
+_LOCK = threading.Lock()
+_REMEMBERED: dict[str, float | None] = {}
+_FRESH: dict[str, float | None] = {}
+_LOADED: set[tuple[str, str]] = set()
+_ATTACHED = 0
+
+
+def symbolic_namespace() -> str:
+    """What remembered values depend on: this module's code (a digest of its source, so
+    any change to how values are read makes new ones) and the versions of math-verify, its
+    LaTeX parser and sympy (from the installed metadata; nothing is imported)."""
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    from crystalbench._version import __version__
+
+    try:
+        code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    except OSError:  # pragma: no cover - installed without sources
+        code = f"crystalbench={__version__}"
+    parts = [f"symbolic:{code}"]
+    for package in ("math-verify", "latex2sympy2_extended", "sympy"):
+        try:
+            parts.append(f"{package}={version(package)}")
+        except PackageNotFoundError:
+            parts.append(f"{package}=none")
+    return ";".join(parts)
+
+
+@contextlib.contextmanager
+def remembered_values(store: ValueStore | None) -> Iterator[None]:
+    """Reuse (and keep) :func:`symbolic_value` results in ``store`` while inside.
+
+    Parsing a LaTeX gold through math-verify takes about 15 ms, and importing math-verify
+    (sympy, its ANTLR parser) 0.7 s; a re-score of the same benchmark asks for the same
+    values again. Inside this block, values remembered under :func:`symbolic_namespace`
+    are answered from memory, and values computed anew are written to ``store`` when the
+    block ends (also when it fails). Without a store this does nothing.
+    """
+    global _ATTACHED
+    if store is None:
+        yield
+        return
+    namespace = symbolic_namespace()
+    loaded = (str(store.path), namespace)
+    if loaded not in _LOADED:
+        values = store.get_values(namespace)
+        with _LOCK:
+            _REMEMBERED.update(values)
+            _LOADED.add(loaded)
+    with _LOCK:
+        _ATTACHED += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _ATTACHED -= 1
+            fresh = dict(_FRESH)
+            _FRESH.clear()
+        if fresh:
+            store.put_values(namespace, fresh)
+            with _LOCK:
+                _REMEMBERED.update(fresh)
 
 
 @functools.lru_cache(maxsize=4096)
