@@ -53,14 +53,17 @@ def test_index_lookups_and_the_table_scan_return_the_same_vectors(store, monkeyp
     assert len(scanned) == 1500  # every even key; the damaged row (7) was not asked for
     for key, vector in looked_up.items():
         assert np.array_equal(vector, scanned[key])
-    assert text_key("never stored") not in scanned and text_key("enc-b 5") not in scanned
+    assert text_key("never stored") not in scanned
+    assert text_key("enc-b 5") not in scanned
 
 
 def test_a_damaged_row_is_a_miss_both_ways(store, monkeypatch):
     keys = [text_key(f"enc-a {i}") for i in range(3000)]
     looked_up, scanned = _both_ways(store, "enc-a", keys, monkeypatch)
-    assert text_key("enc-a 7") not in looked_up and text_key("enc-a 7") not in scanned
-    assert looked_up.keys() == scanned.keys() and len(scanned) == 2999
+    assert text_key("enc-a 7") not in looked_up
+    assert text_key("enc-a 7") not in scanned
+    assert looked_up.keys() == scanned.keys()
+    assert len(scanned) == 2999
 
 
 def test_many_keys_take_the_scan_and_few_take_the_index(store, monkeypatch):
@@ -89,13 +92,26 @@ def test_lookup_matrix_equals_the_vectors_of_lookup(tmp_path, monkeypatch):
         asked = texts[35:] + texts[:20] + texts[25:35]  # every source, mixed
         matrix = front.lookup_matrix(asked)
         plain = CachingEncoder(HashEncoder(dim=16)).lookup(asked)
-        assert matrix.shape == (len(asked), 16) and matrix.dtype == np.float32
+        assert matrix.shape == (len(asked), 16)
+        assert matrix.dtype == np.float32
         assert np.array_equal(matrix, np.stack([plain[t] for t in asked]))
         assert matrix.flags.writeable
     all_stored = CachingEncoder(HashEncoder(dim=16), db)
     matrix = all_stored.lookup_matrix(texts[10:30])
-    assert all_stored.stats.cache_hits == 20 and all_stored.stats.encoded == 0
+    assert all_stored.stats.cache_hits == 20
+    assert all_stored.stats.encoded == 0
     fresh = CachingEncoder(HashEncoder(dim=16)).lookup(texts[10:30])
     assert np.array_equal(matrix, np.stack([fresh[t] for t in texts[10:30]]))
     assert CachingEncoder(HashEncoder(dim=16)).lookup_matrix([]).shape == (0, 0)
     db.close()
+
+
+def test_get_matrix_fills_every_row_of_a_key_asked_twice(store, monkeypatch):
+    keys = [text_key(f"enc-a {i}") for i in range(0, 3000, 2)]
+    keys = [*keys, keys[0], text_key("never stored")]
+    for scan in (1, 10**9):
+        monkeypatch.setattr(cache, "_SCAN_MIN_KEYS", scan)
+        matrix, found = store.get_matrix("enc-a", keys)
+        assert found.tolist() == [True] * 1501 + [False]
+        assert np.array_equal(matrix[1500], matrix[0])
+        assert np.array_equal(matrix[0], store.get_many("enc-a", keys[:1])[keys[0]])

@@ -72,6 +72,21 @@ def test_preload_starts_nothing_without_a_cached_export(tmp_path):
     assert auto.preload() is False  # type: ignore[attr-defined]
 
 
+def test_preload_never_downloads_or_imports_to_find_a_model(tmp_path, monkeypatch):
+    """A hub name that is not on this machine: no load starts, and nothing goes looking for
+    it (no huggingface_hub, no torch, no download): the command does that, in its own time."""
+    from crystalbench.encoders import onnx_backend
+
+    def must_not_run(name):
+        raise AssertionError(f"resolve_model_folder({name!r}) was called by preload")
+
+    monkeypatch.setattr(onnx_backend, "resolve_model_folder", must_not_run)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    encoder = OnnxEncoder("some-org/not-downloaded", cache_dir=tmp_path)
+    assert encoder.preload() is False
+    assert encoder._preload is None
+
+
 def test_a_failed_background_load_is_raised_by_encode(export_dir, tmp_path):
     broken_cache = tmp_path / "cache"
     source = OnnxEncoder("minilm-offline", cache_dir=export_dir).export_folder
@@ -81,9 +96,9 @@ def test_a_failed_background_load_is_raised_by_encode(export_dir, tmp_path):
     encoder = OnnxEncoder("minilm-offline", cache_dir=broken_cache)
     assert encoder.preload() is True
     encoder.close()  # the background load has failed by now
-    with pytest.raises(Exception, match="(?i)protobuf|onnx|load"):
+    with pytest.raises(Exception, match=r"(?i)protobuf|onnx|load"):
         encoder.encode(TEXTS)
-    with pytest.raises(Exception, match="(?i)protobuf|onnx|load"):  # and again: never cached
+    with pytest.raises(Exception, match=r"(?i)protobuf|onnx|load"):  # and again: never cached
         encoder.encode(TEXTS)
 
 
@@ -92,7 +107,7 @@ def test_a_failed_background_load_is_raised_by_encode(export_dir, tmp_path):
     ("args", "hint"),
     [
         (["-b", "B", "-p", "P", "-o", "O"], (None, None, None)),
-        (["-b", "B", "--encoder", "minilm-offline", "--tau", "0.4"], ("minilm-offline", None, None)),
+        (["-b", "B", "--encoder", "minilm", "--tau", "0.4"], ("minilm", None, None)),
         (["--encoder=hash", "--device=cpu", "--cache-dir", "c/"], ("hash", "cpu", "c")),
         (["-b", "B", "--config", "c.yaml"], None),
         (["-b", "B", "--backend=onnx-int8"], None),

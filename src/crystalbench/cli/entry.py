@@ -90,10 +90,10 @@ def start_encoder(args: Sequence[str]) -> Any:
     name, device, folder = hint
     try:
         encoder = load_encoder(name or ENCODER, device=device, cache_dir=folder)
-    except Exception:  # a bad value: the command itself reports it, with its own message
-        return None
-    if not preload_encoder(encoder):
-        return None
+        if not preload_encoder(encoder):
+            return None
+    except Exception:
+        return None  # again from its own parsed flags and reports any error in its own words
     keep_early_encoder(("score", name or ENCODER, device, folder), encoder)
     return encoder
 

@@ -201,6 +201,12 @@ class EmbeddingStore:
                     continue
                 flat[slot * width : (slot + 1) * width] = blob
                 found[slot] = True
+        if len(where) < len(keys):  # a key asked for twice: its other rows get the vector
+            for row, key in enumerate(keys):
+                first = where[key]
+                if first != row and found[first]:
+                    matrix[row] = matrix[first]
+                    found[row] = True
         return matrix, found
 
     def put_many(self, encoder: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:

@@ -134,6 +134,23 @@ def local_hub_snapshot(repo: str) -> Path | None:
     return None
 
 
+def local_model_folder(name_or_path: str) -> Path | None:
+    """The model's folder when it is on this machine and found without importing anything
+    (``minilm-offline``, a folder, the hub cache read directly), else ``None``."""
+    if name_or_path == OFFLINE_ENCODER:
+        from crystalbench.encoders.sentence import offline_model_path
+
+        try:
+            return offline_model_path()
+        except EncoderUnavailableError:
+            return None
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path.resolve()
+    repo = name_or_path if "/" in name_or_path else f"sentence-transformers/{name_or_path}"
+    return local_hub_snapshot(repo)
+
+
 def resolve_model_folder(name_or_path: str) -> Path:
     """Local folder holding a sentence-transformers model given by name, path or hub id.
 
@@ -450,6 +467,10 @@ class OnnxEncoder:
         with self._preload_lock:  # not self._lock: never wait for a load under way
             if self._session is not None or self._preload is not None:
                 return False
+            if self._folder is None:  # found without imports, downloads or torch, or no load
+                self._folder = local_model_folder(self.name)
+                if self._folder is None:
+                    return False
             if not self.export_ready():
                 return False
             thread = threading.Thread(target=self._preload_body, name="onnx-preload", daemon=True)
