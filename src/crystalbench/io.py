@@ -23,6 +23,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -616,6 +617,66 @@ class AtomicJsonlWriter:
         else:
             self._handle.close()
             Path(self._tmp).unlink(missing_ok=True)
+
+
+class AppendLog:
+    """An append-only file of whole lines, for journals that must survive ``kill -9``.
+
+    Each line goes out through one ``O_APPEND`` descriptor in as few ``write`` calls as the
+    kernel allows (one, for lines of ordinary size), so a crash leaves at most one torn
+    last line (which the readers repair, see
+    :meth:`crystalbench.inference.records.ResultsFile.repair`). ``fsync`` runs at most
+    every ``fsync_interval`` seconds (``0``: after every line) and at :meth:`close`.
+
+    Examples:
+        >>> import tempfile
+        >>> log = AppendLog(Path(tempfile.mkdtemp()) / "a.jsonl", fsync_interval=0)
+        >>> log.write_line('{"id": 1}'); log.write_line('{"id": 2}'); log.close()
+        >>> log.path.read_text().splitlines()
+        ['{"id": 1}', '{"id": 2}']
+    """
+
+    def __init__(self, path: str | Path, *, fsync_interval: float = 1.0) -> None:
+        self.path = Path(path)
+        self.fsync_interval = fsync_interval
+        self._fd: int | None = None
+        self._last_sync = 0.0
+        self._dirty = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the append descriptor is open."""
+        return self._fd is not None
+
+    def open(self) -> None:
+        """Open for appending (creating the file and its folder); a no-op when open."""
+        if self._fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._last_sync = time.monotonic()
+
+    def write_line(self, text: str) -> None:
+        """Append ``text`` and a newline as one line (opening the file first if needed)."""
+        self.open()
+        assert self._fd is not None
+        view = memoryview((text + "\n").encode("utf-8"))
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self._dirty = True
+        now = time.monotonic()
+        if now - self._last_sync >= self.fsync_interval:
+            os.fsync(self._fd)
+            self._last_sync = now
+            self._dirty = False
+
+    def close(self) -> None:
+        """``fsync`` what is not synced yet and close the descriptor."""
+        if self._fd is not None:
+            if self._dirty:
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+            self._dirty = False
 
 
 def write_jsonl(path: str | Path, records: Iterable[BaseModel | dict[str, Any]]) -> int:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +34,7 @@ from pydantic import Field, ValidationError
 
 from crystalbench.defaults import INFER_MAX_TOKENS, INFER_TEMPERATURE
 from crystalbench.errors import InputError
-from crystalbench.io import AtomicJsonlWriter, MalformedJsonError, read_jsonl
+from crystalbench.io import AppendLog, AtomicJsonlWriter, MalformedJsonError, read_jsonl
 from crystalbench.types import ParseStatus, Record
 
 RECORD_SCHEMA = "infer-1"
@@ -197,10 +196,8 @@ class ResultsFile:
     def __init__(self, path: str | Path, *, fsync_interval: float = 1.0) -> None:
         self.path = Path(path)
         self.fsync_interval = fsync_interval
-        self._fd: int | None = None
+        self._log = AppendLog(self.path, fsync_interval=fsync_interval)
         self._lock_fd: int | None = None
-        self._last_sync = 0.0
-        self._dirty = False
         self.appended = 0
 
     # ------------------------------------------------------------------ reading
@@ -332,44 +329,23 @@ class ResultsFile:
 
     def open(self) -> None:
         """Open for appending (after :meth:`load`, which repairs a torn tail)."""
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._last_sync = time.monotonic()
+        self._log.open()
 
     def append(self, record: InferenceRecord) -> None:
         """Append one record as one complete line (one ``write`` call when possible)."""
-        if self._fd is None:
-            self.open()
-        assert self._fd is not None
-        data = (record.model_dump_json() + "\n").encode("utf-8")
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        self._log.write_line(record.model_dump_json())
         self.appended += 1
-        self._dirty = True
-        now = time.monotonic()
-        if now - self._last_sync >= self.fsync_interval:
-            os.fsync(self._fd)
-            self._last_sync = now
-            self._dirty = False
 
     def close(self) -> None:
         """``fsync`` and close the append descriptor."""
-        if self._fd is not None:
-            if self._dirty:
-                os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
-            self._dirty = False
+        self._log.close()
 
     def writing(self) -> _Writing:
         """Context manager: lock, open for appending, then close and unlock."""
         return _Writing(self)
 
     def _require_closed(self) -> None:
-        if self._fd is not None:
+        if self._log.is_open:
             raise RuntimeError("close the append descriptor before rewriting the file")
 
 

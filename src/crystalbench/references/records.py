@@ -20,7 +20,6 @@ the file and line. One build at a time: :func:`lock_folder` takes ``DIR/.referen
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from pydantic import Field, ValidationError
 
 from crystalbench.errors import InputError
 from crystalbench.inference.records import ResultsFile, TornLine, utc_now
-from crystalbench.io import MalformedJsonError, read_jsonl
+from crystalbench.io import AppendLog, MalformedJsonError, read_jsonl
 from crystalbench.references.consensus import ConsensusChain
 from crystalbench.types import Record
 
@@ -219,12 +218,11 @@ class Journal(Generic[R]):
     records: dict[str, R] = field(default_factory=dict)
     torn: TornLine | None = None
     duplicates: int = 0
-    _fd: int | None = None
-    _last_sync: float = 0.0
-    _dirty: bool = False
+    _log: AppendLog | None = None
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+        self._log = AppendLog(self.path, fsync_interval=self.fsync_interval)
         self.torn = ResultsFile(self.path).repair()
         if self.path.is_file():
             for record in self._read():
@@ -267,29 +265,14 @@ class Journal(Generic[R]):
         """Append one record as one whole line (refusing a key already written)."""
         if record.key in self.records:
             raise RuntimeError(f"{self.path.name}: record {record.key!r} is already written")
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._last_sync = time.monotonic()
-        view = memoryview((record.model_dump_json() + "\n").encode("utf-8"))
-        while view:
-            view = view[os.write(self._fd, view) :]
+        assert self._log is not None
+        self._log.write_line(record.model_dump_json())
         self.records[record.key] = record
-        self._dirty = True
-        now = time.monotonic()
-        if now - self._last_sync >= self.fsync_interval:
-            os.fsync(self._fd)
-            self._last_sync = now
-            self._dirty = False
 
     def close(self) -> None:
         """``fsync`` and close the append descriptor."""
-        if self._fd is not None:
-            if self._dirty:
-                os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
-            self._dirty = False
+        if self._log is not None:
+            self._log.close()
 
 
 class FolderLockedError(InputError):
