@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -106,7 +107,7 @@ class ScoreConfig(BaseModel):
     matcher: MatcherKind = MATCHER
     """How step pairs become candidates: ``cosine`` (the paper: ``S >= tau``) or ``judge``
     (an LLM names the predicted steps that match each reference step; both are then matched
-    one-to-one in cosine order; :mod:`crystalbench.validation.step_judge`)."""
+    one-to-one in cosine order; :mod:`crystalbench.judges.step_judge`)."""
     matcher_judge: JudgeConfig | None = None
     """Endpoint and model of the judge matcher; required with ``matcher="judge"``."""
 
@@ -168,6 +169,58 @@ def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:
         first = exc.errors()[0]
         loc = ".".join(str(part) for part in first.get("loc", ()))
         raise InputError(first.get("msg", "invalid value"), path=path, field=loc or None) from None
+
+
+class _AnyMapping(BaseModel):
+    """Accepts any mapping: lets :func:`load_config` read a file whose fields are merged
+    with command-line flags before the real model is validated."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+def load_config_with_overrides(
+    model: type[BaseModel], path: str | Path | None, overrides: Mapping[str, Any] | None
+) -> Any:
+    """``model`` from a YAML/JSON file (read by :func:`load_config`) with ``overrides`` on top.
+
+    Overrides are command-line flags: they win over the file, and a dotted name sets a
+    nested field (``{"generation.seed": 7}``). A value that fails validation is reported
+    with its field, and with the file when the value came from it (not when a flag gave
+    it, or the file does not set that field at all).
+
+    Raises:
+        InputError: The file is missing or malformed, or a value is invalid.
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        data = dict(load_config(path, _AnyMapping).model_extra or {})
+    in_file = set(data)
+    given = dict(overrides or {})
+    for name, value in given.items():
+        target = data
+        *parents, leaf = name.split(".")
+        for parent in parents:
+            inner = target.get(parent)
+            target[parent] = dict(inner) if isinstance(inner, Mapping) else {}
+            target = target[parent]
+        target[leaf] = value
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(part) for part in first.get("loc", ())) or None
+        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        from_flags = path is None or (
+            loc is not None
+            and (
+                loc.split(".")[0] not in in_file
+                or any(
+                    loc == name or loc.startswith(name + ".") or name.startswith(loc + ".")
+                    for name in given
+                )
+            )
+        )
+        raise InputError(message, path=None if from_flags else path, field=loc) from None
 
 
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

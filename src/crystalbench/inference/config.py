@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crystalbench.config import load_config
+from crystalbench.config import load_config_with_overrides
 from crystalbench.data.loading import HUB_DATASET
 from crystalbench.defaults import (
     INFER_ABORT_AFTER,
@@ -39,7 +39,7 @@ from crystalbench.defaults import (
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
 )
-from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.errors import UnknownNameError
 from crystalbench.inference.backends import BACKENDS
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.inference.retry import RetryPolicy
@@ -149,13 +149,6 @@ class InferenceConfig(BaseModel):
         return self.model_dump(mode="json")
 
 
-class _AnyMapping(BaseModel):
-    """Accepts any mapping: lets :func:`load_config` read a file whose fields are merged
-    with command-line flags before the :class:`InferenceConfig` is validated."""
-
-    model_config = ConfigDict(extra="allow")
-
-
 def load_inference_config(
     path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> InferenceConfig:
@@ -180,26 +173,4 @@ def load_inference_config(
         ...
         crystalbench.errors.InputError: field concurrency: Input should be greater than ...
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        data = dict(load_config(path, _AnyMapping).model_extra or {})
-    given = dict(overrides or {})
-    for name, value in given.items():
-        target = data
-        *parents, leaf = name.split(".")
-        for parent in parents:
-            inner = target.get(parent)
-            target[parent] = dict(inner) if isinstance(inner, Mapping) else {}
-            target = target[parent]
-        target[leaf] = value
-    try:
-        return InferenceConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(part) for part in first.get("loc", ())) or None
-        from_flags = path is None or loc in given or (loc == "model" and "model" not in data)
-        raise InputError(
-            first.get("msg", "invalid value"),
-            path=None if from_flags else path,
-            field=loc,
-        ) from None
+    return load_config_with_overrides(InferenceConfig, path, overrides)

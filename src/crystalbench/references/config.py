@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from crystalbench.config import load_config
+from crystalbench.config import load_config_with_overrides
 from crystalbench.defaults import (
     INFER_API_KEY_ENV,
     INFER_MAX_ATTEMPTS,
@@ -329,10 +329,6 @@ def endpoints_from_flags(
     return out
 
 
-class _AnyMapping(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
 def load_references_config(
     path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> ReferencesConfig:
@@ -355,23 +351,4 @@ def load_references_config(
         ...
         crystalbench.errors.InputError: field max_rounds: Input should be greater than or equal to 1
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        data = dict(load_config(path, _AnyMapping).model_extra or {})
-    given = dict(overrides or {})
-    for name, value in given.items():
-        target = data
-        *parents, leaf = name.split(".")
-        for parent in parents:
-            inner = target.get(parent)
-            target[parent] = dict(inner) if isinstance(inner, Mapping) else {}
-            target = target[parent]
-        target[leaf] = value
-    try:
-        return ReferencesConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(part) for part in first.get("loc", ())) or None
-        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        from_flags = path is None or (loc is not None and loc.split(".")[0] in given)
-        raise InputError(message, path=None if from_flags else path, field=loc) from None
+    return load_config_with_overrides(ReferencesConfig, path, overrides)
