@@ -31,8 +31,9 @@ Examples:
 from __future__ import annotations
 
 import csv
+import functools
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -218,27 +219,60 @@ def read_lmms_eval_samples(
     path = Path(path)
     out = PredictionSet(source=str(path), by_id={})
     skipped = out.problems if lenient else None
-    for line, record in read_jsonl(path, skipped=skipped, limits=limits):
+    rows = (
+        (line, functools.partial(_lmms_eval_entry, record, benchmark, path, line))
+        for line, record in read_jsonl(path, skipped=skipped, limits=limits)
+    )
+    return _gather(out, path, rows, lenient=lenient)
+
+
+def _lmms_eval_entry(
+    record: dict[str, Any], benchmark: Benchmark, path: Path, line: int, out: PredictionSet
+) -> tuple[str, str] | None:
+    """``(item id, response)`` of one logged sample; ``None`` for the same doc logged again
+    under another filter with the same output."""
+    item_id = _lmms_eval_item_id(record, benchmark, path, line)
+    response = _lmms_eval_response(record, path, line)
+    first = out.by_id.get(item_id)
+    if first is not None:
+        if first.response == response:
+            return None
+        first_path, first_line = out.where[item_id]
+        raise InputError(
+            f"item {item_id!r} was logged before with another output (at "
+            f"{first_path}:{first_line})",
+            path=path,
+            line=line,
+            field="doc_id",
+        )
+    return item_id, response
+
+
+def _gather(
+    out: PredictionSet,
+    path: Path,
+    rows: Iterable[tuple[int, Callable[[PredictionSet], tuple[str, str] | None]]],
+    *,
+    lenient: bool,
+) -> PredictionSet:
+    """Collect the predictions of another harness's file into ``out``.
+
+    Each row is ``(line, read)``; ``read(out)`` returns ``(item id, response)``, ``None`` to
+    skip the row, or raises :class:`InputError` naming the file, line and field. Strict: the
+    first error stops the reading; lenient: it is listed in ``out.problems`` and the row is
+    skipped. A file without one valid row is an error either way.
+    """
+    for line, read in rows:
         try:
-            item_id = _lmms_eval_item_id(record, benchmark, path, line)
-            response = _lmms_eval_response(record, path, line)
-            first = out.by_id.get(item_id)
-            if first is not None:
-                if first.response == response:  # the same doc under another filter
-                    continue
-                first_path, first_line = out.where[item_id]
-                raise InputError(
-                    f"item {item_id!r} was logged before with another output (at "
-                    f"{first_path}:{first_line})",
-                    path=path,
-                    line=line,
-                    field="doc_id",
-                )
+            entry = read(out)
         except InputError as error:
             if not lenient:
                 raise
             out.problems.append(str(error))
             continue
+        if entry is None:
+            continue
+        item_id, response = entry
         out.by_id[item_id] = Prediction(id=item_id, response=response)
         out.where[item_id] = (str(path), line)
     if not out.by_id:
@@ -337,47 +371,57 @@ def read_vlmevalkit(
                 field=wanted,
             )
         columns[wanted] = names.index(wanted)
-    for number, row in rows:
-        if not any(cell not in (None, "") for cell in row):
-            continue  # a blank row
-        cells = row + [None] * (len(names) - len(row))
-        try:
-            item_id = _cell_text(cells[columns["index"]])
-            if item_id is None or not item_id.strip():
-                raise InputError("blank index", path=path, line=number, field="index")
-            item_id = item_id.strip()
-            if benchmark.get(item_id) is None:
-                raise InputError(
-                    f"index {item_id!r} is not an item id of benchmark {benchmark.name} (ids "
-                    f"like {', '.join(repr(i) for i in benchmark.ids[:3])})",
-                    path=path,
-                    line=number,
-                    field="index",
-                )
-            if item_id in out.by_id:
-                first = out.where[item_id][1]
-                raise InputError(
-                    f"duplicate index {item_id!r} (first at row {first})",
-                    path=path,
-                    line=number,
-                    field="index",
-                )
-            response = _cell_text(cells[columns["prediction"]]) or ""
-            if len(response) > limits.max_response_chars:
-                raise InputError(
-                    f"{len(response):,} characters, over the limit of "
-                    f"{limits.max_response_chars:,}",
-                    path=path,
-                    line=number,
-                    field="prediction",
-                )
-        except InputError as error:
-            if not lenient:
-                raise
-            out.problems.append(str(error))
-            continue
-        out.by_id[item_id] = Prediction(id=item_id, response=response)
-        out.where[item_id] = (str(path), number)
-    if not out.by_id:
-        raise InputError("no valid records", path=path)
-    return out
+    entries = (
+        (
+            number,
+            functools.partial(
+                _vlmevalkit_entry, row, names, columns, benchmark, path, number, limits
+            ),
+        )
+        for number, row in rows
+        if any(cell not in (None, "") for cell in row)  # blank rows are skipped
+    )
+    return _gather(out, path, entries, lenient=lenient)
+
+
+def _vlmevalkit_entry(
+    row: list[Any],
+    names: list[str],
+    columns: dict[Literal["index", "prediction"], int],
+    benchmark: Benchmark,
+    path: Path,
+    number: int,
+    limits: InputLimits,
+    out: PredictionSet,
+) -> tuple[str, str]:
+    """``(item id, response)`` of one row of a VLMEvalKit prediction file."""
+    cells = row + [None] * (len(names) - len(row))
+    item_id = _cell_text(cells[columns["index"]])
+    if item_id is None or not item_id.strip():
+        raise InputError("blank index", path=path, line=number, field="index")
+    item_id = item_id.strip()
+    if benchmark.get(item_id) is None:
+        raise InputError(
+            f"index {item_id!r} is not an item id of benchmark {benchmark.name} (ids "
+            f"like {', '.join(repr(i) for i in benchmark.ids[:3])})",
+            path=path,
+            line=number,
+            field="index",
+        )
+    if item_id in out.by_id:
+        first = out.where[item_id][1]
+        raise InputError(
+            f"duplicate index {item_id!r} (first at row {first})",
+            path=path,
+            line=number,
+            field="index",
+        )
+    response = _cell_text(cells[columns["prediction"]]) or ""
+    if len(response) > limits.max_response_chars:
+        raise InputError(
+            f"{len(response):,} characters, over the limit of {limits.max_response_chars:,}",
+            path=path,
+            line=number,
+            field="prediction",
+        )
+    return item_id, response
