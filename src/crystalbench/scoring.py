@@ -200,7 +200,7 @@ class Scorer:
         judge: Judge for free-form answers; built from ``config.judge`` when ``None``.
         store: Embedding cache; the default store when ``config.use_cache``.
         progress: Optional progress hook.
-        step_judge: The judge matcher's :class:`~crystalbench.validation.StepJudge` when
+        step_judge: The judge matcher's :class:`~crystalbench.judges.step_judge.StepJudge` when
             ``config.matcher == "judge"``; built from ``config.matcher_judge`` when ``None``.
     """
 
@@ -236,7 +236,7 @@ class Scorer:
         self.rules = match_rules(self.config.compat, tau=self.config.threshold)
         self.matcher: Any = None  # the judge matcher; None: the paper's cosine threshold
         if self.config.matcher == "judge":
-            from crystalbench.validation.step_judge import JudgeMatcher
+            from crystalbench.judges.step_judge import JudgeMatcher
 
             self.matcher = JudgeMatcher.from_config(self.config, step_judge)
             self.rules = self.matcher.rules(self.rules)

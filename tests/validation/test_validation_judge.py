@@ -12,16 +12,16 @@ from typer.testing import CliRunner
 from crystalbench.cli.main import app
 from crystalbench.config import JudgeConfig, ScoreConfig
 from crystalbench.errors import InputError
-from crystalbench.report import load_run
-from crystalbench.scoring import evaluate
-from crystalbench.types import Prediction
-from crystalbench.validation.pairs import sample_pairs
-from crystalbench.validation.step_judge import (
+from crystalbench.judges.step_judge import (
     OpenAIStepJudge,
     judge_pair_decisions,
     load_step_prompt,
     parse_step_reply,
 )
+from crystalbench.report import load_run
+from crystalbench.scoring import evaluate
+from crystalbench.types import Prediction
+from crystalbench.validation.pairs import sample_pairs
 from fakes import make_benchmark, make_item, write_jsonl
 from servers.openai_server import LoopbackServer, ServerState
 

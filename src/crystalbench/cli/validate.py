@@ -180,7 +180,7 @@ def agreement(
     if judge_url or judge_model:
         if not (judge_url and judge_model):
             raise InputError("--judge-url and --judge-model go together", field="judge")
-        from crystalbench.validation.step_judge import OpenAIStepJudge, judge_pair_decisions
+        from crystalbench.judges.step_judge import OpenAIStepJudge, judge_pair_decisions
 
         judge = OpenAIStepJudge(judge_url, judge_model, cache_dir=cache_dir)
         try:

@@ -2,7 +2,9 @@
 
 - :class:`Judge`: the protocol (``identity`` and ``judge(question, gold, predicted)``);
 - :class:`ScriptedJudge`: verdicts from a table or a function, for tests;
-- :class:`OpenAIJudge`: any OpenAI-compatible endpoint, temperature 0, cached on disk.
+- :class:`OpenAIJudge`: any OpenAI-compatible endpoint, temperature 0, cached on disk;
+- :mod:`crystalbench.judges.step_judge`: the judge matcher (``crystal score --matcher
+  judge``), an LLM that names the predicted steps matching each reference step.
 
 Importing this package does not import ``openai``; the client loads on the first request.
 """

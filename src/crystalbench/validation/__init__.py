@@ -15,6 +15,13 @@ client load when a function needs them.
 
 from __future__ import annotations
 
+from crystalbench.judges.step_judge import (
+    JudgeMatcher,
+    OpenAIStepJudge,
+    StepJudge,
+    StepMatchVerdict,
+    judge_pair_decisions,
+)
 from crystalbench.validation.ablation import AblationReport, parse_encoders, run_ablation
 from crystalbench.validation.agreement import (
     AgreementReport,
@@ -34,13 +41,6 @@ from crystalbench.validation.pairs import (
     write_pairs,
 )
 from crystalbench.validation.render import write_ablation, write_agreement
-from crystalbench.validation.step_judge import (
-    JudgeMatcher,
-    OpenAIStepJudge,
-    StepJudge,
-    StepMatchVerdict,
-    judge_pair_decisions,
-)
 from crystalbench.validation.thresholds import chain_at
 
 __all__ = [
