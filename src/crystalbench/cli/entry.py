@@ -92,8 +92,8 @@ def start_encoder(args: Sequence[str]) -> Any:
         encoder = load_encoder(name or ENCODER, device=device, cache_dir=folder)
         if not preload_encoder(encoder):
             return None
-    except Exception:
-        return None  # again from its own parsed flags and reports any error in its own words
+    except Exception:  # only a head start: the command builds the encoder again from its
+        return None  # own parsed flags and reports any error in its own words
     keep_early_encoder(("score", name or ENCODER, device, folder), encoder)
     return encoder
 

@@ -232,12 +232,10 @@ def score(
             matcher_url=matcher_url,
             matcher_model=matcher_model,
         )
-        if (encoder or ENCODER, device, folder) != (
-            config.encoder,
-            config.device,
-            config.cache_dir,
-        ):
-            fast_encoder = build_encoder(config.encoder, config.device, config.cache_dir)
+        wanted = (config.encoder, config.device, config.cache_dir)
+        if fast_encoder is None or (encoder or ENCODER, device, folder) != wanted:
+            # a --config file named another encoder (or one was given): build that one
+            fast_encoder = build_encoder(*wanted)
             preload_encoder(fast_encoder)
         bench = load_benchmark(benchmark, image_root=image_root)
         if single is None:
