@@ -28,7 +28,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             fast_app(args[0])(args[1:], prog_name=f"crystal {args[0]}")
         finally:
             if early is not None:
-                early.close()  # a no-op when the command took it (and closed it)
+                from crystalbench.encoders import early_encoder
+
+                early_encoder(early[0])  # not taken (the flags named another): drop it
+                early[1].close()  # a no-op when the command took it (and closed it)
         return
     from crystalbench.cli.main import app
 
@@ -76,11 +79,12 @@ def score_encoder_hint(args: Sequence[str]) -> tuple[str | None, str | None, str
     return found.get("--encoder"), found.get("--device"), str(Path(folder)) if folder else None
 
 
-def start_encoder(args: Sequence[str]) -> Any:
+def start_encoder(args: Sequence[str]) -> tuple[tuple[object, ...], Any] | None:
     """Build the encoder ``crystal score ARGS`` will use and start loading its model in
     the background before typer and the scoring code are even imported (ONNX Runtime with
-    a cached export: the session loads beside that work). Returns the early encoder (kept
-    by :func:`crystalbench.encoders.early_encoder` for the command to take), or ``None``."""
+    a cached export: the session loads beside that work). Returns ``(key, encoder)``, the
+    encoder being kept under ``key`` for the command to take
+    (:func:`crystalbench.encoders.early_encoder`), or ``None`` when nothing started."""
     hint = score_encoder_hint(args)
     if hint is None:
         return None
@@ -94,8 +98,9 @@ def start_encoder(args: Sequence[str]) -> Any:
             return None
     except Exception:  # only a head start: the command builds the encoder again from its
         return None  # own parsed flags and reports any error in its own words
-    keep_early_encoder(("score", name or ENCODER, device, folder), encoder)
-    return encoder
+    key = ("score", name or ENCODER, device, folder)
+    keep_early_encoder(key, encoder)
+    return key, encoder
 
 
 def fast_app(name: str) -> Any:
