@@ -526,28 +526,18 @@ def warm(args: argparse.Namespace) -> dict[str, Any]:
     base = WORKDIR / f"warm-{args.items}"
     preds = [(files.predictions[0].stem, files.predictions[0])]
     reused = args.reuse_cache and (base / "cache" / "embeddings.sqlite").is_file()
-    if reused:
-        # The cache a cold run of this workload filled before: its vectors are the same.
-        # One unrecorded-in-the-median re-score first stores what a cold run of this
-        # version also stores (math-verify's readings of the golds), as the cold run would.
-        cache = base / "cache"
-        cold = run_process(
-            "crystal",
-            cb_score_argv(files.benchmark, preds, base / "cold", args.encoder, []),
-            cache,
-            base / "logs" / "cold.log",
-            "crystal score    priming (cache reused)",
-        )
-        cold["reused_cache"] = True
-    else:
-        cache = fresh_cache(base / "cache", exports)
-        cold = run_process(
-            "crystal",
-            cb_score_argv(files.benchmark, preds, base / "cold", args.encoder, []),
-            cache,
-            base / "logs" / "cold.log",
-            "crystal score    cold cache",
-        )
+    # With --reuse-cache, the cache a cold run of this workload filled before (its vectors
+    # are the same): the first run then only primes what a cold run of this version also
+    # stores (math-verify's readings of the golds); it is recorded, not in the median.
+    cache = base / "cache" if reused else fresh_cache(base / "cache", exports)
+    cold = run_process(
+        "crystal",
+        cb_score_argv(files.benchmark, preds, base / "cold", args.encoder, []),
+        cache,
+        base / "logs" / "cold.log",
+        "crystal score    " + ("priming (cache reused)" if reused else "cold cache"),
+    )
+    cold["reused_cache"] = reused
     extra = ["--tau", str(RESCORE_TAU), "--alpha", str(RESCORE_ALPHA)]
     rounds = [
         run_process(

@@ -68,9 +68,9 @@ def test_a_damaged_row_is_a_miss_both_ways(store, monkeypatch):
 
 def test_many_keys_take_the_scan_and_few_take_the_index(store, monkeypatch):
     calls: list[str] = []
-    scan = EmbeddingStore._scan
+    scan = EmbeddingStore._scan_matrix
     monkeypatch.setattr(
-        EmbeddingStore, "_scan", lambda self, e, k: calls.append("scan") or scan(self, e, k)
+        EmbeddingStore, "_scan_matrix", lambda self, e, k: calls.append("scan") or scan(self, e, k)
     )
     store.get_many("enc-a", [text_key(f"enc-a {i}") for i in range(10)])
     assert calls == []

@@ -125,8 +125,9 @@ class EmbeddingStore:
         keys (a quarter of the file's rows or more) are found by reading the table once in
         file order, which is several times faster than as many index look-ups.
         """
-        if len(keys) >= _SCAN_MIN_KEYS and 4 * len(keys) >= self._row_estimate():
-            return self._scan(encoder, keys)
+        if self._scans(keys):
+            matrix, hits = self._scan_matrix(encoder, keys)
+            return {key: matrix[row] for row, key in enumerate(keys) if hits[row]}
         found: dict[bytes, np.ndarray] = {}
         for start in range(0, len(keys), _SQL_CHUNK):
             chunk = sorted(keys[start : start + _SQL_CHUNK])  # index order: fewer page jumps
@@ -142,24 +143,14 @@ class EmbeddingStore:
                 found[bytes(key)] = np.frombuffer(blob, dtype=np.float32)
         return found
 
-    def _row_estimate(self) -> int:
-        """The largest rowid: the number of rows ever stored (one index step, no count)."""
+    def _scans(self, keys: Sequence[bytes]) -> bool:
+        """Whether to read the table once instead of looking each key up: many keys, and at
+        least a quarter of the rows ever stored (the largest rowid: one index step)."""
+        if len(keys) < _SCAN_MIN_KEYS:
+            return False
         with self._lock:
             row = self._conn.execute("SELECT MAX(rowid) FROM vectors").fetchone()
-        return int(row[0] or 0)
-
-    def _scan(self, encoder: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
-        """``get_many`` by one pass over the table in rowid order (one read transaction)."""
-        found: dict[bytes, np.ndarray] = {}
-        wanted = set(keys)
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT key, dim, vector FROM vectors NOT INDEXED WHERE encoder = ?", [encoder]
-            )
-            for key, dim, blob in rows:
-                if key in wanted and len(blob) == 4 * dim:  # a damaged row is a miss
-                    found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        return 4 * len(keys) >= int(row[0] or 0)
 
     def get_matrix(self, encoder: str, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """The vectors of ``keys`` as rows of one float32 matrix, and which rows were found.
@@ -169,19 +160,24 @@ class EmbeddingStore:
         are read in one pass over the table, each vector copied straight into its row;
         rows of another dimension than the first found (a damaged file) count as missing.
         """
+        if self._scans(keys):
+            return self._scan_matrix(encoder, keys)
         found = np.zeros(len(keys), dtype=bool)
-        if not (len(keys) >= _SCAN_MIN_KEYS and 4 * len(keys) >= self._row_estimate()):
-            vectors = self.get_many(encoder, keys)
-            if not vectors:
-                return np.zeros((0, 0), dtype=np.float32), found
-            dim = next(iter(vectors.values())).shape[0]
-            matrix = np.empty((len(keys), dim), dtype=np.float32)
-            for row, key in enumerate(keys):
-                vector = vectors.get(key)
-                if vector is not None and vector.shape[0] == dim:
-                    matrix[row] = vector
-                    found[row] = True
-            return matrix, found
+        vectors = self.get_many(encoder, keys)
+        if not vectors:
+            return np.zeros((0, 0), dtype=np.float32), found
+        dim = next(iter(vectors.values())).shape[0]
+        matrix = np.empty((len(keys), dim), dtype=np.float32)
+        for row, key in enumerate(keys):
+            vector = vectors.get(key)
+            if vector is not None and vector.shape[0] == dim:
+                matrix[row] = vector
+                found[row] = True
+        return matrix, found
+
+    def _scan_matrix(self, encoder: str, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`get_matrix` by one pass over the table in rowid order (one read transaction)."""
+        found = np.zeros(len(keys), dtype=bool)
         where = {key: row for row, key in enumerate(keys)}
         matrix = np.zeros((0, 0), dtype=np.float32)
         flat: memoryview | None = None
