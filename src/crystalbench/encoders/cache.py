@@ -27,6 +27,7 @@ import numpy as np
 from crystalbench.defaults import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from crystalbench.encoders.base import Encoder
 from crystalbench.paths import default_cache_dir
+from crystalbench.sqlite_wal import enable_wal
 
 _SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit
 _MMAP_BYTES = 1 << 30
@@ -86,7 +87,7 @@ class EmbeddingStore:
             str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
         )
         self._conn.execute("PRAGMA busy_timeout = 60000")
-        self._conn.execute("PRAGMA journal_mode = WAL")
+        enable_wal(self._conn, timeout_s=60.0)
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
         with self._transaction():

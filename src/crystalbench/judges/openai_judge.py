@@ -31,6 +31,7 @@ from crystalbench.judges.base import (
     parse_judge_reply,
 )
 from crystalbench.paths import default_cache_dir
+from crystalbench.sqlite_wal import enable_wal
 
 __all__ = ["JudgeStats", "OpenAIJudge", "VerdictCache"]
 
@@ -58,7 +59,7 @@ class VerdictCache:
             str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
         )
         self._conn.execute("PRAGMA busy_timeout = 60000")
-        self._conn.execute("PRAGMA journal_mode = WAL")
+        enable_wal(self._conn, timeout_s=60.0)
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS verdicts ("
             " key TEXT PRIMARY KEY, correct INTEGER NOT NULL, reason TEXT, raw TEXT,"

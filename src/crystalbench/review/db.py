@@ -25,6 +25,7 @@ from typing import Any
 
 from crystalbench.defaults import REVIEW_SQLITE_SYNCHRONOUS
 from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.sqlite_wal import enable_wal
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 """Alembic's script folder (``env.py``, ``versions/``)."""
@@ -143,11 +144,14 @@ class Database:
                 # Take transactions out of pysqlite's hands so BEGIN is ours to choose.
                 dbapi_connection.isolation_level = None
                 cursor = dbapi_connection.cursor()
+                cursor.execute("PRAGMA busy_timeout=30000")
+                cursor.close()
                 if not memory:
-                    cursor.execute("PRAGMA journal_mode=WAL")
+                    # Another worker may be converting the same new file: wait, don't fail.
+                    enable_wal(dbapi_connection, timeout_s=30.0)
+                cursor = dbapi_connection.cursor()
                 cursor.execute(f"PRAGMA synchronous={synchronous}")
                 cursor.execute("PRAGMA foreign_keys=ON")
-                cursor.execute("PRAGMA busy_timeout=30000")
                 cursor.close()
 
             @event.listens_for(self.engine, "begin")
