@@ -72,6 +72,9 @@ class ServerState:
     rate_limited: set[str] = field(default_factory=set)
     """Prompt keys already answered 429 in the ``retry_after`` mode."""
     log: list[dict[str, Any]] = field(default_factory=list)
+    generation: int = 0
+    """Bumped by :meth:`configure`: a request received under an older script (one still
+    sleeping after its client timed out, in an earlier test) is not logged into the new one."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def key_for(self, prompt: str) -> str | None:
@@ -103,6 +106,13 @@ class ServerState:
             self.retry_after = script.get("retry_after")
             self.rate_limited = set()
             self.log.clear()
+            self.generation += 1
+
+    def record(self, entry: dict[str, Any], generation: int) -> None:
+        """Log ``entry`` of a request received under script ``generation`` (if still current)."""
+        with self.lock:
+            if generation == self.generation:
+                self.log.append(entry)
 
     def first_request(self, key: str | None) -> bool:
         """True the first time ``key`` is asked for (for the ``retry_after`` mode)."""
@@ -209,6 +219,7 @@ def build_app(state: ServerState) -> Any:
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
         received = time.time()
+        generation = state.generation
         body = await request.json()
         prompt, image_url = _prompt_and_image(body)
         key = state.key_for(prompt)
@@ -219,7 +230,7 @@ def build_app(state: ServerState) -> Any:
                 size = _decode_image(image_url)
             except (ValueError, binascii.Error, OSError) as exc:
                 entry["status"] = 400
-                state.log.append(entry)
+                state.record(entry, generation)
                 return _error(400, f"could not decode the image: {exc}")
             entry["image"] = list(size)
         fault = state.next_fault(key)
@@ -234,7 +245,7 @@ def build_app(state: ServerState) -> Any:
         if fault and "status" in fault:
             status = int(fault["status"])
             entry["status"] = status
-            state.log.append(entry)
+            state.record(entry, generation)
             headers = {}
             if "retry_after" in fault:
                 headers["Retry-After"] = str(fault["retry_after"])
@@ -243,13 +254,13 @@ def build_app(state: ServerState) -> Any:
             return _error(status, fault.get("message", f"injected {status}"), headers)
         if fault and "garbage" in fault:
             entry["status"] = 200
-            state.log.append(entry)
+            state.record(entry, generation)
             if fault["garbage"] == "json":
                 return Response('{"choices": [', media_type="application/json")
             return Response("<html>upstream hiccup</html>", media_type="text/html")
         if size is not None and state.max_image_side and max(size) > state.max_image_side:
             entry["status"] = 400
-            state.log.append(entry)
+            state.record(entry, generation)
             return _error(
                 400,
                 f"Image too large: {size[0]}x{size[1]} pixels exceeds the maximum side "
@@ -263,7 +274,7 @@ def build_app(state: ServerState) -> Any:
             text = json.dumps({"reasoning_steps": steps, "answer": state.default_answer})
         prompt_tokens = len(prompt.split()) + (size[0] * size[1] // 784 if size else 0)
         entry["prompt_tokens"] = prompt_tokens
-        state.log.append(entry)
+        state.record(entry, generation)
         payload = json.dumps(_completion(body.get("model", "test-model"), text, prompt_tokens))
         interval = float(fault["drip"]) if fault and "drip" in fault else state.drip
         if interval > 0:
