@@ -570,6 +570,16 @@ def warm(args: argparse.Namespace) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- main
+def cpu_model() -> str | None:
+    """The processor's model name (``/proc/cpuinfo``): absolute timings depend on it."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return None
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else None
+
+
 def save(name: str, record: dict[str, Any], folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.json"
@@ -577,6 +587,7 @@ def save(name: str, record: dict[str, Any], folder: Path) -> None:
         "command": " ".join(["python", "benchmarks/bench_cli.py", *sys.argv[1:]]),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "cpus": os.cpu_count(),
+        "cpu_model": cpu_model(),
         **record,
     }
     path.write_text(json.dumps(record, indent=2))
