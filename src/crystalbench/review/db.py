@@ -145,11 +145,9 @@ class Database:
                 dbapi_connection.isolation_level = None
                 cursor = dbapi_connection.cursor()
                 cursor.execute("PRAGMA busy_timeout=30000")
-                cursor.close()
                 if not memory:
                     # Another worker may be converting the same new file: wait, don't fail.
                     enable_wal(dbapi_connection, timeout_s=30.0)
-                cursor = dbapi_connection.cursor()
                 cursor.execute(f"PRAGMA synchronous={synchronous}")
                 cursor.execute("PRAGMA foreign_keys=ON")
                 cursor.close()
