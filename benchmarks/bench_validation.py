@@ -49,8 +49,8 @@ sys.path.insert(0, str(HERE))
 import workload  # noqa: E402
 from crystalbench.config import ScoreConfig  # noqa: E402
 from crystalbench.data import load_benchmark  # noqa: E402
-from crystalbench.defaults import ABLATION_THRESHOLDS  # noqa: E402
 from crystalbench.predictions import load_predictions  # noqa: E402
+from crystalbench.settings import ABLATION_THRESHOLDS  # noqa: E402
 
 
 def load() -> float:

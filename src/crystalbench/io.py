@@ -31,7 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from crystalbench.defaults import (
+from crystalbench.errors import InputError
+from crystalbench.settings import (
     MAX_FILE_BYTES,
     MAX_FILE_BYTES_ENV,
     MAX_JSON_DEPTH,
@@ -41,7 +42,6 @@ from crystalbench.defaults import (
     MAX_RESPONSE_CHARS,
     MAX_RESPONSE_CHARS_ENV,
 )
-from crystalbench.errors import InputError
 
 # --------------------------------------------------------------------------- limits
 

@@ -1,6 +1,6 @@
 """Where crystalbench keeps files nobody named: the cache folder.
 
-A bottom-layer module (it imports only :mod:`crystalbench.defaults`), so the encoders, the
+A bottom-layer module (it imports only :mod:`crystalbench.settings`), so the encoders, the
 judges, the reward server and the CLI all find the same folder without importing each other.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from crystalbench.defaults import CACHE_DIR_ENV
+from crystalbench.settings import CACHE_DIR_ENV
 
 __all__ = ["default_cache_dir"]
 

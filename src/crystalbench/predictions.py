@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crystalbench.defaults import MAX_FILE_BYTES_ENV, MAX_RESPONSE_CHARS_ENV
 from crystalbench.errors import InputError
 from crystalbench.io import (
     InputLimits,
@@ -37,6 +36,7 @@ from crystalbench.io import (
     read_text_file,
     resolve_limits,
 )
+from crystalbench.settings import MAX_FILE_BYTES_ENV, MAX_RESPONSE_CHARS_ENV
 from crystalbench.types import Prediction
 
 _STEP_KEYS = ("reasoning_steps", "steps")

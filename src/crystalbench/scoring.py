@@ -29,7 +29,6 @@ from crystalbench.compat.matching import (
 )
 from crystalbench.config import ScoreConfig
 from crystalbench.data.loading import Benchmark
-from crystalbench.defaults import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
 from crystalbench.difficulty import assign_difficulty
 from crystalbench.encoders import (
     CachingEncoder,
@@ -47,6 +46,7 @@ from crystalbench.pairs import PairedAnswer, item_pair, summarize_pairs
 from crystalbench.parsing import parse_prediction
 from crystalbench.predictions import PredictionSet
 from crystalbench.results import ResultsWriter
+from crystalbench.settings import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
 from crystalbench.types import (
     DIFFICULTIES,
     AnswerVerdict,

@@ -43,7 +43,6 @@ import numpy as np
 
 from crystalbench.config import ScoreConfig
 from crystalbench.data.loading import Benchmark
-from crystalbench.defaults import SCORE_CHUNK_ITEMS
 from crystalbench.encoders import EmbeddingStore, Encoder
 from crystalbench.encoders.cache import EncodeStats
 from crystalbench.errors import CrystalbenchError, InputError
@@ -61,6 +60,7 @@ from crystalbench.scoring import (
     check_ids,
     run_summary,
 )
+from crystalbench.settings import SCORE_CHUNK_ITEMS
 from crystalbench.types import ItemResult, Prediction
 
 __all__ = [

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from crystalbench.defaults import SCHEMA_VERSION
+from crystalbench.settings import SCHEMA_VERSION
 
 AnswerType = Literal["multiple_choice", "numeric", "yes_no", "free_form"]
 """How an answer is judged; see :func:`crystalbench.answers.infer_answer_type`."""

@@ -1,4 +1,4 @@
-"""InferenceConfig: defaults from defaults.py, YAML + overrides, and the config-driven runs
+"""InferenceConfig: defaults from settings.py, YAML + overrides, and the config-driven runs
 (run_inference, run_benchmark) with a scripted backend."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from crystalbench import defaults
+from crystalbench import settings
 from crystalbench.config import load_config
 from crystalbench.data import load_benchmark
 from crystalbench.errors import InputError, UnknownNameError
@@ -32,19 +32,19 @@ def bench():
     return load_benchmark("sample")
 
 
-def test_defaults_come_from_defaults_py():
+def test_defaults_come_from_settings_py():
     config = InferenceConfig(model="m")
     assert config.benchmark == "waybarrios/CRYSTAL"
     assert config.backend == "openai"
-    assert config.concurrency == defaults.INFER_CONCURRENCY
-    assert config.timeout == defaults.INFER_TIMEOUT
-    assert config.max_attempts == defaults.INFER_MAX_ATTEMPTS
-    assert config.max_retry_after == defaults.INFER_MAX_RETRY_AFTER
-    assert config.api_key_env == defaults.INFER_API_KEY_ENV
-    assert config.fsync_interval == defaults.INFER_FSYNC_INTERVAL
-    assert config.abort_after == defaults.INFER_ABORT_AFTER
+    assert config.concurrency == settings.INFER_CONCURRENCY
+    assert config.timeout == settings.INFER_TIMEOUT
+    assert config.max_attempts == settings.INFER_MAX_ATTEMPTS
+    assert config.max_retry_after == settings.INFER_MAX_RETRY_AFTER
+    assert config.api_key_env == settings.INFER_API_KEY_ENV
+    assert config.fsync_interval == settings.INFER_FSYNC_INTERVAL
+    assert config.abort_after == settings.INFER_ABORT_AFTER
     assert config.generation == GenerationSettings(
-        temperature=defaults.INFER_TEMPERATURE, max_tokens=defaults.INFER_MAX_TOKENS
+        temperature=settings.INFER_TEMPERATURE, max_tokens=settings.INFER_MAX_TOKENS
     )
     policy = config.retry_policy()
     assert (policy.max_attempts, policy.max_retry_after) == (6, 600.0)
@@ -239,7 +239,7 @@ def test_image_root_lets_a_run_read_images_outside_the_benchmark_folder(tmp_path
     backend = _Recording()
     done = run_inference(allowed, tmp_path / "p.jsonl", backend=backend)
     assert done.summary.n_ok == 1
-    assert backend.sides == [defaults.IMAGE_MAX_SIDE]  # 3000 px sent at the default cap
+    assert backend.sides == [settings.IMAGE_MAX_SIDE]  # 3000 px sent at the default cap
 
 
 def test_max_image_side_caps_the_first_request(tmp_path):

@@ -3,7 +3,7 @@
 Both commands take the same inference flags, declared once in :data:`INFERENCE_FLAGS`.
 Each flag sets one :class:`~crystalbench.inference.InferenceConfig` field and defaults
 to "not given", so a ``--config`` file can supply the value and an explicit flag still
-wins; the real defaults live in ``InferenceConfig`` / ``defaults.py``. The commands then
+wins; the real defaults live in ``InferenceConfig`` / ``settings.py``. The commands then
 call one library function each (:func:`~crystalbench.inference.run_inference`,
 :func:`~crystalbench.inference.run_benchmark`) and print what it returns.
 """
@@ -23,8 +23,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from crystalbench.cli.common import console, err_console, handle_errors, leaderboard_table
-from crystalbench.defaults import (
-    ENCODER,
+from crystalbench.defaults import ENCODER, TAU
+from crystalbench.settings import (
     INFER_ABORT_AFTER,
     INFER_API_KEY_ENV,
     INFER_CONCURRENCY,
@@ -34,7 +34,6 @@ from crystalbench.defaults import (
     INFER_MAX_TOKENS,
     INFER_TEMPERATURE,
     INFER_TIMEOUT,
-    TAU,
 )
 
 HUB_BENCHMARK = "waybarrios/CRYSTAL"

@@ -3,7 +3,7 @@
 Thin shells over :func:`crystalbench.references.build_references` and
 :func:`crystalbench.references.regenerate_references`: flags become
 :class:`~crystalbench.references.ReferencesConfig` fields (a flag left out lets ``--config``
-decide; the defaults live in the config and ``defaults.py``).
+decide; the defaults live in the config and ``settings.py``).
 """
 
 from __future__ import annotations

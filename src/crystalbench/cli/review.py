@@ -13,14 +13,14 @@ from typing import Annotated
 import typer
 
 from crystalbench.cli.common import console, err_console, handle_errors
-from crystalbench.defaults import (
+from crystalbench.errors import InputError
+from crystalbench.settings import (
     REVIEW_DB,
     REVIEW_GOLD_EVERY,
     REVIEW_HOLD_MINUTES,
     REVIEW_HOST,
     REVIEW_PORT,
 )
-from crystalbench.errors import InputError
 
 review_app = typer.Typer(
     help="The human review app: chain review and step-pair labelling, with several "

@@ -8,16 +8,14 @@ from typing import Annotated, Any, cast
 import typer
 
 from crystalbench.cli.common import err_console, handle_errors
-from crystalbench.defaults import (
-    ENCODER,
+from crystalbench.defaults import ENCODER, TAU, CompatMode
+from crystalbench.settings import (
     REWARD_SERVER_IDLE_TIMEOUT_S,
     REWARD_SERVER_MAX_BODY_BYTES,
     REWARD_SERVER_MAX_CONNECTIONS,
     REWARD_SERVER_MAX_ROWS,
     REWARD_SERVER_MAX_WAIT_MS,
     REWARD_SERVER_TOKEN_ENV,
-    TAU,
-    CompatMode,
 )
 
 

@@ -15,10 +15,11 @@ from crystalbench.cli.common import (
     leaderboard_table,
     progress_hook,
 )
-from crystalbench.defaults import ALPHA, ENCODER, ENCODER_BACKEND, ORDER_METRIC, TAU
+from crystalbench.defaults import ALPHA, ENCODER, ORDER_METRIC, TAU
+from crystalbench.settings import ENCODER_BACKEND
 
 # Options default to None ("not given") so that a --config file can supply values and
-# explicit flags still win; the real defaults live in ScoreConfig / defaults.py.
+# explicit flags still win; the real defaults live in ScoreConfig / defaults.py and settings.py.
 
 
 @handle_errors

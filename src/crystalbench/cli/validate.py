@@ -8,10 +8,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
-from crystalbench.defaults import (
+from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
+from crystalbench.settings import (
     ABLATION_THRESHOLDS,
-    TAU,
-    VALIDATION_BAND_EDGES,
     VALIDATION_BOOTSTRAP_RESAMPLES,
     VALIDATION_CONFIDENCE,
     VALIDATION_PAIRS_PER_BAND,

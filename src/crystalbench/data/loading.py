@@ -134,7 +134,7 @@ class Benchmark:
 
         The image is decoded fully before it is handed out, so what a caller gets is a
         whole image within the pixel cap (``CRYSTALBENCH_IMAGE_MAX_PIXELS``, default
-        :data:`~crystalbench.defaults.IMAGE_MAX_PIXELS`).
+        :data:`~crystalbench.settings.IMAGE_MAX_PIXELS`).
 
         Raises:
             ImageError: The file is outside the allowed folders, missing, not decodable,

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from crystalbench.defaults import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from crystalbench.encoders.base import Encoder
 from crystalbench.paths import default_cache_dir
+from crystalbench.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from crystalbench.sqlite_wal import enable_wal
 
 _SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit

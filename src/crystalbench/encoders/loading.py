@@ -47,7 +47,7 @@ def load_single_encoder(
                 f"the hash encoder has no {backend}/{dtype} variant; it only runs as is"
             )
         return HashEncoder()
-    from crystalbench.defaults import ENCODE_BATCH_SIZE
+    from crystalbench.settings import ENCODE_BATCH_SIZE
 
     def torch_encoder() -> Encoder:
         from crystalbench.encoders.sentence import SentenceTransformerEncoder

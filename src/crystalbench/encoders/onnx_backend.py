@@ -32,9 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.defaults import ENCODE_BATCH_SIZE, OFFLINE_ENCODER
+from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.errors import EncoderUnavailableError
+from crystalbench.settings import ENCODE_BATCH_SIZE
 
 EXPORT_RECIPE = 1
 """Version of the export recipe; bump it when the exported graph changes."""

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.defaults import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE, OFFLINE_ENCODER
+from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.errors import EncoderUnavailableError
+from crystalbench.settings import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE
 
 OFFLINE_HINT = (
     f"Offline choices: --encoder {OFFLINE_ENCODER} (bundled all-MiniLM-L6-v2, "

@@ -30,7 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crystalbench.config import load_config_with_overrides
 from crystalbench.data.loading import HUB_DATASET
-from crystalbench.defaults import (
+from crystalbench.errors import UnknownNameError
+from crystalbench.inference.backends import BACKENDS
+from crystalbench.inference.records import GenerationSettings
+from crystalbench.inference.retry import RetryPolicy
+from crystalbench.settings import (
     INFER_ABORT_AFTER,
     INFER_API_KEY_ENV,
     INFER_CONCURRENCY,
@@ -39,10 +43,6 @@ from crystalbench.defaults import (
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
 )
-from crystalbench.errors import UnknownNameError
-from crystalbench.inference.backends import BACKENDS
-from crystalbench.inference.records import GenerationSettings
-from crystalbench.inference.retry import RetryPolicy
 
 
 class InferenceConfig(BaseModel):
@@ -80,7 +80,7 @@ class InferenceConfig(BaseModel):
     max_image_side: int | None = Field(None, ge=28)
     """Longest image side ever sent: larger images are downscaled (aspect kept) before the
     first request. ``None``: ``$CRYSTALBENCH_IMAGE_MAX_SIDE``, else
-    :data:`~crystalbench.defaults.IMAGE_MAX_SIDE` (2048)."""
+    :data:`~crystalbench.settings.IMAGE_MAX_SIDE` (2048)."""
 
     # --- HTTP endpoints (backend ``openai``) -------------------------------------------------
     base_urls: list[str] = Field(default_factory=list)

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from crystalbench.data.loading import Benchmark
-from crystalbench.defaults import INFER_ABORT_AFTER, INFER_FSYNC_INTERVAL
 from crystalbench.errors import InputError
 from crystalbench.inference.backends.base import AsyncBackend, BatchBackend
 from crystalbench.inference.config import InferenceConfig
@@ -43,6 +42,7 @@ from crystalbench.inference.summary import (
     RunStats,
     summarize,
 )
+from crystalbench.settings import INFER_ABORT_AFTER, INFER_FSYNC_INTERVAL
 
 DEFAULT_ABORT_AFTER = INFER_ABORT_AFTER
 """Stop when this many items failed and none succeeded (a misconfigured run)."""

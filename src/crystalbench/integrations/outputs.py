@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from crystalbench.data.loading import Benchmark
-from crystalbench.defaults import MAX_FILE_BYTES_ENV
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.io import InputLimits, iter_lines, read_jsonl, read_text_file, resolve_limits
 from crystalbench.predictions import PredictionSet, load_predictions
+from crystalbench.settings import MAX_FILE_BYTES_ENV
 from crystalbench.types import Prediction
 
 PredictionsFormat = Literal["auto", "crystal", "lmms-eval", "vlmevalkit"]

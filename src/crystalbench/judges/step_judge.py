@@ -32,10 +32,11 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from crystalbench.defaults import STEP_JUDGE_MAX_TOKENS, STEP_JUDGE_PROMPT
+from crystalbench.defaults import STEP_JUDGE_PROMPT
 from crystalbench.errors import UnknownNameError
 from crystalbench.judges.base import JudgeIdentity, JudgeVerdict
 from crystalbench.judges.openai_judge import OpenAIChatJudge, VerdictCache
+from crystalbench.settings import STEP_JUDGE_MAX_TOKENS
 from crystalbench.types import Record
 
 __all__ = [

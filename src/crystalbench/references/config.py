@@ -32,7 +32,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crystalbench.config import load_config_with_overrides
-from crystalbench.defaults import (
+from crystalbench.errors import InputError
+from crystalbench.inference.records import GenerationSettings
+from crystalbench.inference.retry import RetryPolicy
+from crystalbench.settings import (
     INFER_API_KEY_ENV,
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
@@ -57,9 +60,6 @@ from crystalbench.defaults import (
     REFERENCES_VALIDATOR_MAX_TOKENS,
     REFERENCES_VALIDATOR_TEMPERATURE,
 )
-from crystalbench.errors import InputError
-from crystalbench.inference.records import GenerationSettings
-from crystalbench.inference.retry import RetryPolicy
 
 ENGINES = ("local", "ray")
 """``--engine`` values."""

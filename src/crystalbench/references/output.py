@@ -270,9 +270,9 @@ def item_views(builder: Builder, plans: dict[str, ItemPlan]) -> list[dict[str, A
     """Per-item detail for the report: candidates, clusters and chain of the last round.
 
     Rejected and regenerated items come first; at most
-    :data:`~crystalbench.defaults.REFERENCES_REPORT_MAX_ITEMS` items.
+    :data:`~crystalbench.settings.REFERENCES_REPORT_MAX_ITEMS` items.
     """
-    from crystalbench.defaults import REFERENCES_REPORT_MAX_ITEMS
+    from crystalbench.settings import REFERENCES_REPORT_MAX_ITEMS
 
     by_item: dict[str, list[Any]] = defaultdict(list)
     for record in builder.journals.candidates.records.values():

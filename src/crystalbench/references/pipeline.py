@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.data.loading import Benchmark
-from crystalbench.defaults import REFERENCES_CONSENSUS_CHUNK
 from crystalbench.references.config import ReferencesConfig
 from crystalbench.references.consensus import CandidateChain, ConsensusChain
 from crystalbench.references.consensus_run import ConsensusTask, compute_consensus, open_encoder
@@ -57,6 +56,7 @@ from crystalbench.references.records import (
     verdict_key,
 )
 from crystalbench.references.validator import chain_hash, parse_verdict
+from crystalbench.settings import REFERENCES_CONSENSUS_CHUNK
 from crystalbench.types import BenchmarkItem
 
 CANDIDATES_FILE = "candidates.jsonl"

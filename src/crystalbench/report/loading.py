@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from crystalbench.defaults import SCHEMA_VERSION
 from crystalbench.errors import InputError
 from crystalbench.io import read_json_file, read_jsonl
 from crystalbench.metrics import METRICS
 from crystalbench.metrics import metric as metric_by_key
 from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE, examples_for
+from crystalbench.settings import SCHEMA_VERSION
 from crystalbench.types import ItemResult, MetricSummary, RunSummary
 
 MANIFEST_FILES = ("run.json", "manifest.json", "infer.json", "inference.json", "metadata.json")

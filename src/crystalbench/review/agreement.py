@@ -29,13 +29,13 @@ from typing import Any
 
 from sqlalchemy import select
 
-from crystalbench.defaults import (
+from crystalbench.review.labels import Decision, final_decision, labels_for, majority_label
+from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
+from crystalbench.settings import (
     REVIEW_FAST_LABEL_MS,
     REVIEW_GOLD_MIN_ACCURACY,
     REVIEW_GOLD_MIN_SEEN,
 )
-from crystalbench.review.labels import Decision, final_decision, labels_for, majority_label
-from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,10 @@ import socket
 import sys
 from typing import Any
 
-from crystalbench.defaults import (
+from crystalbench.review import routes, routes_admin
+from crystalbench.review.settings import ReviewSettings
+from crystalbench.review.web import STATIC, AppState, RequestGuard, make_templates, page
+from crystalbench.settings import (
     REVIEW_BACKLOG,
     REVIEW_HEADER_TIMEOUT_S,
     REVIEW_HOST,
@@ -32,9 +35,6 @@ from crystalbench.defaults import (
     REVIEW_MAX_HEADER_BYTES,
     REVIEW_PORT,
 )
-from crystalbench.review import routes, routes_admin
-from crystalbench.review.settings import ReviewSettings
-from crystalbench.review.web import STATIC, AppState, RequestGuard, make_templates, page
 
 
 def create_app(db: Any, settings: ReviewSettings | None = None) -> Any:

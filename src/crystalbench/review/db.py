@@ -23,8 +23,8 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from crystalbench.defaults import REVIEW_SQLITE_SYNCHRONOUS
 from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.settings import REVIEW_SQLITE_SYNCHRONOUS
 from crystalbench.sqlite_wal import enable_wal
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

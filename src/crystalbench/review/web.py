@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from crystalbench.defaults import (
+from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
+from crystalbench.review.models import LoginSession, User
+from crystalbench.review.settings import ReviewSettings
+from crystalbench.settings import (
     REVIEW_LOGIN_COOKIE,
     REVIEW_MAX_FORM_FIELDS,
     REVIEW_MAX_HEADER_BYTES,
     REVIEW_SESSION_CACHE_S,
     REVIEW_SESSION_COOKIE,
 )
-from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
-from crystalbench.review.models import LoginSession, User
-from crystalbench.review.settings import ReviewSettings
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"

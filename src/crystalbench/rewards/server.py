@@ -67,24 +67,6 @@ from typing import Any
 from pydantic import Field
 
 from crystalbench._version import __version__
-from crystalbench.defaults import (
-    REWARD_SERVER_BACKLOG,
-    REWARD_SERVER_BODY_TIMEOUT_S,
-    REWARD_SERVER_DECODE_WORKERS,
-    REWARD_SERVER_HEADER_TIMEOUT_S,
-    REWARD_SERVER_IDLE_TIMEOUT_S,
-    REWARD_SERVER_MAX_ACTIVE_REQUESTS,
-    REWARD_SERVER_MAX_BATCH_ROWS,
-    REWARD_SERVER_MAX_BODY_BYTES,
-    REWARD_SERVER_MAX_CONNECTIONS,
-    REWARD_SERVER_MAX_HEADER_BYTES,
-    REWARD_SERVER_MAX_INT_DIGITS,
-    REWARD_SERVER_MAX_JSON_DEPTH,
-    REWARD_SERVER_MAX_ROWS,
-    REWARD_SERVER_MAX_WAIT_MS,
-    REWARD_SERVER_REQUEST_TIMEOUT_S,
-    REWARD_SERVER_SHUTDOWN_TIMEOUT_S,
-)
 from crystalbench.errors import CrystalbenchError
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import completion_text, item_from_fields
@@ -102,6 +84,24 @@ from crystalbench.rewards.server_http import (
     require_server_stack,
 )
 from crystalbench.rewards.types import REWARD_KINDS, RewardSignals
+from crystalbench.settings import (
+    REWARD_SERVER_BACKLOG,
+    REWARD_SERVER_BODY_TIMEOUT_S,
+    REWARD_SERVER_DECODE_WORKERS,
+    REWARD_SERVER_HEADER_TIMEOUT_S,
+    REWARD_SERVER_IDLE_TIMEOUT_S,
+    REWARD_SERVER_MAX_ACTIVE_REQUESTS,
+    REWARD_SERVER_MAX_BATCH_ROWS,
+    REWARD_SERVER_MAX_BODY_BYTES,
+    REWARD_SERVER_MAX_CONNECTIONS,
+    REWARD_SERVER_MAX_HEADER_BYTES,
+    REWARD_SERVER_MAX_INT_DIGITS,
+    REWARD_SERVER_MAX_JSON_DEPTH,
+    REWARD_SERVER_MAX_ROWS,
+    REWARD_SERVER_MAX_WAIT_MS,
+    REWARD_SERVER_REQUEST_TIMEOUT_S,
+    REWARD_SERVER_SHUTDOWN_TIMEOUT_S,
+)
 from crystalbench.types import BenchmarkItem, Record
 
 __all__ = ["RewardServer", "ServerLimits", "configure_logging", "is_loopback"]

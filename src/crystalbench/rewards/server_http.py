@@ -20,12 +20,12 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
-from crystalbench.defaults import (
+from crystalbench.errors import CrystalbenchError
+from crystalbench.settings import (
     REWARD_SERVER_BACKLOG,
     REWARD_SERVER_MAX_INT_DIGITS,
     REWARD_SERVER_MAX_JSON_DEPTH,
 )
-from crystalbench.errors import CrystalbenchError
 
 __all__ = [
     "HttpError",

@@ -26,10 +26,11 @@ from pydantic import Field
 
 from crystalbench.compat.matching import match_rules
 from crystalbench.config import ScoreConfig
-from crystalbench.defaults import ABLATION_THRESHOLDS, SCHEMA_VERSION, TAU
+from crystalbench.defaults import TAU
 from crystalbench.encoders import EmbeddingStore, Encoder, load_encoder
 from crystalbench.errors import InputError
 from crystalbench.metrics import METRICS
+from crystalbench.settings import ABLATION_THRESHOLDS, SCHEMA_VERSION
 from crystalbench.types import Record
 from crystalbench.validation.thresholds import THRESHOLD_FIELDS, chain_at
 

@@ -40,10 +40,9 @@ from itertools import combinations
 import numpy as np
 from pydantic import Field
 
-from crystalbench.defaults import (
+from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
+from crystalbench.settings import (
     SCHEMA_VERSION,
-    TAU,
-    VALIDATION_BAND_EDGES,
     VALIDATION_BOOTSTRAP_RESAMPLES,
     VALIDATION_CALIBRATION_EDGES,
     VALIDATION_CONFIDENCE,

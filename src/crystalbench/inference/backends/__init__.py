@@ -11,7 +11,6 @@ torch or vllm.
 
 from __future__ import annotations
 
-from crystalbench.defaults import INFER_MAX_RETRY_AFTER
 from crystalbench.inference.backends.base import (
     AsyncBackend,
     BackendError,
@@ -21,6 +20,7 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
     InferenceAbortedError,
 )
+from crystalbench.settings import INFER_MAX_RETRY_AFTER
 
 BACKENDS = ("openai", "vllm", "transformers")
 """Backend names accepted by ``crystal infer --backend``."""

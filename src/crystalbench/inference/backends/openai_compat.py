@@ -32,14 +32,6 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crystalbench.defaults import (
-    INFER_CONCURRENCY,
-    INFER_CONNECT_TIMEOUT,
-    INFER_MAX_RETRY_AFTER,
-    INFER_PREFLIGHT_TIMEOUT,
-    INFER_REPLICA_MAX_COOLDOWN,
-    INFER_TIMEOUT,
-)
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.inference.backends.base import (
     BackendError,
@@ -48,6 +40,14 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
 )
 from crystalbench.inference.retry import parse_retry_after
+from crystalbench.settings import (
+    INFER_CONCURRENCY,
+    INFER_CONNECT_TIMEOUT,
+    INFER_MAX_RETRY_AFTER,
+    INFER_PREFLIGHT_TIMEOUT,
+    INFER_REPLICA_MAX_COOLDOWN,
+    INFER_TIMEOUT,
+)
 
 DEFAULT_CONCURRENCY = INFER_CONCURRENCY
 """Requests in flight per base URL."""

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.config import ScoreConfig
-from crystalbench.defaults import ENCODER, LMMS_EVAL_ENCODER_ENV, LMMS_EVAL_TASK_NAME
+from crystalbench.defaults import ENCODER
 from crystalbench.errors import InputError
 from crystalbench.io import atomic_write_json, atomic_write_text, read_json_file
+from crystalbench.settings import LMMS_EVAL_ENCODER_ENV, LMMS_EVAL_TASK_NAME
 from crystalbench.types import BenchmarkItem, ItemResult, Prediction
 
 TASK_FILES: tuple[str, ...] = ("crystal.yaml", "utils.py")
