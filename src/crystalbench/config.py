@@ -31,6 +31,7 @@ from crystalbench.defaults import (
 )
 from crystalbench.difficulty import DifficultyConfig
 from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.settings import ENCODER_BACKEND, ENCODER_BACKENDS, EncoderBackend
 
 
 def _known_name(kind: str, value: Any, valid: tuple[str, ...]) -> Any:
@@ -104,6 +105,17 @@ class ScoreConfig(BaseModel):
     """Read and write the on-disk embedding cache."""
     device: str | None = None
     """Encoder device; automatic when ``None``."""
+    backend: EncoderBackend = ENCODER_BACKEND
+    """How the encoder runs: ``auto`` (ONNX Runtime on a CPU, torch on a GPU), ``torch``,
+    ``onnx`` or ``onnx-int8``. Each path has its own ``encoder_identity`` in results."""
+    workers: int = Field(1, ge=1)
+    """Encode in this many worker processes (``1``: in this process)."""
+    devices: list[str] | None = None
+    """One encoder worker per device, e.g. ``["cuda:0", "cuda:1"]``."""
+    batch_size: int | None = Field(None, ge=1)
+    """Sentences per forward pass (``None``: 64 on a CPU, 1024 on a GPU)."""
+    dtype: Literal["float32", "float16"] = "float32"
+    """Encoder precision (``float16`` needs a GPU)."""
     matcher: MatcherKind = MATCHER
     """How step pairs become candidates: ``cosine`` (the paper: ``S >= tau``) or ``judge``
     (an LLM names the predicted steps that match each reference step; both are then matched
@@ -121,6 +133,11 @@ class ScoreConfig(BaseModel):
     def _known_answer_rules(cls, value: Any) -> Any:
         return _known_name("answer rules", value, ANSWER_RULES)
 
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _known_backend(cls, value: Any) -> Any:
+        return _known_name("encoder backend", value, ENCODER_BACKENDS)
+
     @field_validator("matcher", mode="before")
     @classmethod
     def _known_matcher(cls, value: Any) -> Any:
@@ -135,6 +152,24 @@ class ScoreConfig(BaseModel):
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""
         return self.model_dump(mode="json")
+
+    def encoder_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`crystalbench.encoders.load_encoder` this config
+        asks for (every field that decides how the encoder runs, besides its name).
+
+        Examples:
+            >>> ScoreConfig(device="cpu", batch_size=32).encoder_options()["batch_size"]
+            32
+        """
+        return {
+            "device": self.device,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size,
+            "backend": self.backend,
+            "workers": self.workers,
+            "devices": list(self.devices) if self.devices else None,
+            "cache_dir": self.cache_dir,
+        }
 
 
 def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:

@@ -216,7 +216,7 @@ class Scorer:
     ) -> None:
         self.config = config or ScoreConfig()
         self.encoder = encoder or load_encoder(
-            self.config.encoder, device=self.config.device, cache_dir=self.config.cache_dir
+            self.config.encoder, **self.config.encoder_options()
         )
         preload_encoder(self.encoder)  # loads beside the parsing below; a no-op when loaded
         if store is None and self.config.use_cache:

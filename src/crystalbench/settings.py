@@ -8,7 +8,7 @@ README and the docs name the environment variables that override some of them.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, get_args
 
 SCHEMA_VERSION: Final = "1"
 """Version of the results-file schema (``examples.jsonl``, ``summary.json``)."""
@@ -41,7 +41,13 @@ in cache (``benchmarks/bench_batch_size.py``, ``benchmarks/RESULTS.md``)."""
 GPU_ENCODE_BATCH_SIZE: Final = 1024
 """Sentences per encoder forward pass on a GPU."""
 
-ENCODER_BACKEND: Final = "auto"
+EncoderBackend = Literal["auto", "torch", "onnx", "onnx-int8"]
+"""How sentence-transformers models run: automatic, PyTorch, ONNX Runtime fp32 or int8."""
+
+ENCODER_BACKENDS: Final[tuple[str, ...]] = get_args(EncoderBackend)
+"""The valid encoder back ends, read off :data:`EncoderBackend`."""
+
+ENCODER_BACKEND: Final[EncoderBackend] = "auto"
 """How sentence-transformers models run: ``auto`` picks ONNX Runtime fp32 on CPU (vectors
 equal torch's to about 1e-6; a start-up without torch once the export is cached) and torch
 on a GPU, for float16 and for models that cannot be exported (``crystalbench.encoders.auto``)."""

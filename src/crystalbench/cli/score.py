@@ -232,6 +232,11 @@ def score(
             matcher=matcher,
             matcher_url=matcher_url,
             matcher_model=matcher_model,
+            backend=backend,
+            workers=workers,
+            devices=[d.strip() for d in devices.split(",") if d.strip()] if devices else None,
+            batch_size=batch_size,
+            dtype=dtype,
         )
         wanted = (config.encoder, config.device, config.cache_dir)
         if fast_encoder is None or (encoder or ENCODER, device, folder) != wanted:

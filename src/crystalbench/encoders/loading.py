@@ -9,8 +9,9 @@ from pathlib import Path
 from crystalbench.encoders.auto import AutoEncoder, choose_backend
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.hashing import HashEncoder
+from crystalbench.settings import ENCODER_BACKENDS
 
-BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+BACKENDS = ENCODER_BACKENDS
 """How sentence-transformers models run: automatic, PyTorch, ONNX Runtime fp32 or int8."""
 
 
