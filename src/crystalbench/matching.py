@@ -303,6 +303,36 @@ def chain_fields(
         sim = sim.reshape(0, 0)
     n_pred, n_ref = sim.shape
     matches = greedy_pairs(sim, rules)
+    return {
+        "n_pred": n_pred,
+        "n_ref": n_ref,
+        "matches": matches,
+        **match_metrics(matches, n_pred, n_ref, alpha=alpha, order_metric=order_metric),
+    }
+
+
+def match_metrics(
+    matches: Sequence[tuple[int, int, float]],
+    n_pred: int,
+    n_ref: int,
+    *,
+    alpha: float = ALPHA,
+    order_metric: str = ORDER_METRIC,
+) -> dict[str, Any]:
+    """The step metrics of one item from its accepted matches, the one place they are
+    computed: :func:`chain_fields` after matching, and
+    :func:`crystalbench.validation.thresholds.chain_at` on a prefix of the matches.
+
+    Matches are ``(pred_index, ref_index, cosine)`` in acceptance order. Returns
+    ``out_of_order`` (the ``(pred_index, ref_index)`` pairs outside the chosen longest
+    increasing subsequence, in reference order), ``precision``, ``recall``, ``f1``, ``lis``,
+    ``kendall`` and ``ordered_f1``.
+
+    Examples:
+        >>> m = match_metrics([(1, 0, 0.9), (0, 1, 0.8)], 2, 3, alpha=0.3, order_metric="lis")
+        >>> round(m["f1"], 3), m["lis"], m["out_of_order"]
+        (0.8, 0.5, [(1, 0)])
+    """
     precision, recall, f1 = precision_recall_f1(len(matches), n_pred, n_ref)
     if len(matches) < 2:
         lis = kendall = 1.0
@@ -317,9 +347,6 @@ def chain_fields(
         kendall = kendall_score(sequence)
         order = lis if order_metric == "lis" else kendall
     return {
-        "n_pred": n_pred,
-        "n_ref": n_ref,
-        "matches": matches,
         "out_of_order": out_of_order,
         "precision": precision,
         "recall": recall,

@@ -17,12 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.matching import (
-    kendall_score,
-    longest_increasing_subsequence,
-    ordered_f1,
-    precision_recall_f1,
-)
+from crystalbench.matching import match_metrics
 
 THRESHOLD_FIELDS: tuple[str, ...] = (
     "precision",
@@ -86,19 +81,7 @@ def chain_at(
     k = passing_prefix(matches, tau, strict=strict)
     if k == len(matches):
         return {name: getattr(item, name) for name in THRESHOLD_FIELDS}
-    precision, recall, f1 = precision_recall_f1(k, item.n_pred, item.n_ref)
-    if k < 2:
-        lis = kendall = order = 1.0
-    else:
-        sequence = [m[0] for m in sorted(matches[:k], key=lambda m: m[1])]
-        lis = len(longest_increasing_subsequence(sequence)) / k
-        kendall = kendall_score(sequence)
-        order = lis if order_metric == "lis" else kendall
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "lis": lis,
-        "kendall": kendall,
-        "ordered_f1": ordered_f1(f1, order, alpha),
-    }
+    metrics = match_metrics(
+        matches[:k], item.n_pred, item.n_ref, alpha=alpha, order_metric=order_metric
+    )
+    return {name: metrics[name] for name in THRESHOLD_FIELDS}
