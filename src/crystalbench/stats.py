@@ -27,6 +27,9 @@ every machine. Resampling comes from maintained libraries where they do the same
 - :func:`binned_means` and :func:`histogram_shares`: the numbers behind the report's
   length and distribution plots.
 
+Agreement between raters (Cohen's kappa, Krippendorff's alpha, Wilson and bootstrap
+intervals) lives in :mod:`crystalbench.agreement`.
+
 scipy is a dependency of crystalbench, statsmodels an extra; both are imported only when a
 function needs them, so ``import crystalbench`` stays light. P-values are not adjusted for
 multiple comparisons; :func:`holm` does that when needed.

@@ -1,8 +1,7 @@
-"""Final labels, agreement and the adjudication queue, against hand-computed values."""
+"""Final labels, agreement and the adjudication queue, against hand-computed values; and the
+same labels giving the same agreement numbers in the review app and in validation."""
 
 from __future__ import annotations
-
-import math
 
 import pytest
 from review_support import make_users, pair_rows, users_by_name, write_pairs, write_references
@@ -10,8 +9,6 @@ from review_support import make_users, pair_rows, users_by_name, write_pairs, wr
 from crystalbench.review.agreement import (
     adjudication_queue,
     agreement_summary,
-    cohen_kappa,
-    krippendorff_alpha,
     load_outcomes,
 )
 from crystalbench.review.assign import next_task, submit_label
@@ -43,40 +40,6 @@ from crystalbench.review.settings import ReviewSettings
 def test_final_decision(labels, quota, adjudicated, expected):
     decision = final_decision(labels, quota, adjudicated)
     assert (decision.label, decision.status) == expected
-
-
-def test_cohen_kappa_of_the_paper_table_3_counts_is_the_standard_value():
-    """TP 37, FP 16, TN 47, FN 0 (construction anchors 5.2): p_o 0.84, p_e 0.4922."""
-    people = ["match"] * 37 + ["no_match"] * 16 + ["no_match"] * 47
-    matcher = ["match"] * 37 + ["match"] * 16 + ["no_match"] * 47
-    expected = (0.84 - (0.53 * 0.37 + 0.47 * 0.63)) / (1 - (0.53 * 0.37 + 0.47 * 0.63))
-    assert cohen_kappa(people, matcher, ["match", "no_match"]) == pytest.approx(expected, abs=1e-12)
-    assert round(expected, 3) == 0.685
-
-
-def test_cohen_kappa_is_undefined_when_both_give_one_label():
-    assert cohen_kappa(["match"] * 4, ["match"] * 4, ["match", "no_match"]) is None
-    assert cohen_kappa([], [], ["match", "no_match"]) is None
-
-
-def test_krippendorff_alpha_of_krippendorffs_own_example():
-    """The nominal reliability data of Krippendorff (2011), 4 coders x 12 units: 0.743."""
-    nan = math.nan
-    coders = [
-        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
-        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
-        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
-    ]
-    units = [
-        [str(int(coder[u])) for coder in coders if not math.isnan(coder[u])] for u in range(12)
-    ]
-    assert round(krippendorff_alpha(units, ["1", "2", "3", "4", "5"]), 3) == 0.743
-
-
-def test_krippendorff_alpha_is_undefined_without_pairs_or_variety():
-    assert krippendorff_alpha([["match"], ["no_match"]], ["match", "no_match"]) is None
-    assert krippendorff_alpha([["match", "match"]] * 3, ["match", "no_match"]) is None
 
 
 def test_parse_submission_refuses_what_the_form_cannot_mean():
@@ -130,14 +93,16 @@ def submit_label_for(session, user, task_id, label):
 def test_agreement_of_two_annotators(db, tmp_path):
     m, n = "match", "no_match"
     table = [{"ann": m, "bob": m}, {"ann": m, "bob": n}, {"ann": n, "bob": n}, {"ann": n, "bob": n}]
-    summary = agreement_summary(_label_all(db, tmp_path, table), "pair")
+    summary = agreement_summary(_label_all(db, tmp_path, table), n_resamples=0)
+    raters = summary.raters
     # p_o = 3/4; ann: 2 m 2 n, bob: 1 m 3 n; p_e = .5*.25 + .5*.75 = .5; kappa = .5
-    assert summary.percent == pytest.approx(0.75)
-    assert summary.cohen_kappa == pytest.approx(0.5)
+    assert raters.percent_agreement == pytest.approx(0.75)
+    assert raters.cohen_kappa == pytest.approx(0.5)
     assert summary.n_tasks == 4
-    assert summary.n_annotators == 2
+    assert raters.n_multiply_labelled == 4
+    assert raters.annotators == ["ann", "bob"]
     assert summary.statuses == {"unanimous": 3, "majority": 0, "adjudicated": 0, "unresolved": 1}
-    assert [(p.first, p.second, p.shared) for p in summary.pairs] == [("ann", "bob", 4)]
+    assert [(p.a, p.b, p.n) for p in raters.pairwise] == [("ann", "bob", 4)]
 
 
 def test_agreement_of_three_annotators_with_alpha(db, tmp_path):
@@ -149,17 +114,14 @@ def test_agreement_of_three_annotators_with_alpha(db, tmp_path):
         {"a": n, "b": m, "c": n},
     ]
     outcomes = _label_all(db, tmp_path, table)
-    summary = agreement_summary(outcomes, "pair")
-    assert summary.cohen_kappa is None  # more than two annotators: the pairwise table instead
-    assert len(summary.pairs) == 3
+    summary = agreement_summary(outcomes, n_resamples=0)
+    raters = summary.raters
+    assert raters.cohen_kappa is None  # more than two annotators: the pairwise table instead
+    assert len(raters.pairwise) == 3
     # per task pairwise agreement: 1, 1/3, 1, 1/3
-    assert summary.percent == pytest.approx((1 + 1 / 3 + 1 + 1 / 3) / 4)
-    expected_alpha = krippendorff_alpha(
-        [[m, m, m], [m, m, n], [n, n, n], [n, m, n]], [m, n, "unsure"]
-    )
-    assert summary.alpha == pytest.approx(expected_alpha)
-    # by hand: o_mm = 4 + 2 + 0 + 0... coincidences: n_m = 6, n_n = 6, D_o = 4/12, D_e = 72/132
-    assert summary.alpha == pytest.approx(1 - (4 / 12) / (72 / 132))
+    assert raters.percent_agreement == pytest.approx((1 + 1 / 3 + 1 + 1 / 3) / 4)
+    # by hand: coincidences n_m = 6, n_n = 6, D_o = 4/12, D_e = 72/132
+    assert raters.krippendorff_alpha == pytest.approx(1 - (4 / 12) / (72 / 132))
     assert summary.statuses["majority"] == 2
     assert summary.statuses["unanimous"] == 2
     # the 2-1 tasks are in the adjudication queue, lowest agreement first, own tasks excluded
@@ -186,3 +148,56 @@ def test_load_outcomes_keeps_superseded_labels_in_history(db, tmp_path):
     assert [row.label for row in outcome.history] == ["match", "no_match"]
     assert outcome.decision.status == "unanimous"
     assert outcome.decision.label == "no_match"
+
+
+def test_the_review_app_and_validation_give_the_same_agreement(db, tmp_path):
+    """The same labels, once on the admin page's computation and once exported and read by
+    ``crystal validate agreement``: identical percent agreement, kappas, Light's kappa, alpha
+    and alpha interval. ``unsure`` labels and annotators who skipped pairs are in the table.
+    Before issue 23 the app counted ``unsure`` as a third category and validation as missing,
+    and the two alphas differed."""
+    import krippendorff
+    import numpy as np
+
+    from crystalbench.review.exporting import export_text
+    from crystalbench.validation.agreement import compute_agreement
+    from crystalbench.validation.labels import read_labels
+    from crystalbench.validation.pairs import read_pairs
+
+    m, n, u = "match", "no_match", "unsure"
+    table = [
+        {"ann": m, "bob": m, "cy": m},
+        {"ann": m, "bob": n, "cy": u},
+        {"ann": n, "bob": n, "cy": n},
+        {"ann": u, "bob": n, "cy": n},
+        {"ann": m, "bob": m},
+        {"ann": n, "bob": m, "cy": m},
+        {"ann": u, "bob": u, "cy": m},
+        {"bob": n, "cy": n},
+        {"ann": m, "bob": m, "cy": n},
+        {"ann": n, "cy": u},
+    ]
+    outcomes = _label_all(db, tmp_path, table)
+    review = agreement_summary(outcomes, n_resamples=300, seed=7).raters
+    export = tmp_path / "labels.jsonl"
+    export.write_text(export_text(db, "pairs", actor="test")[0], encoding="utf-8")
+    report = compute_agreement(
+        read_pairs(tmp_path / "pairs.jsonl"), read_labels(export), n_resamples=300, seed=7
+    )
+    assert review.model_dump() == report.humans.model_dump()
+    assert review.n_labels == 27
+    assert review.n_abstained == 5
+    assert review.n_multiply_labelled == 8  # pairs 7 and 10 keep one decided label each
+    # By hand, unsure missing: 10 match and 10 no_match values in the 8 pairable units;
+    # D_o = (2 + 2 + 2) / 20 (units 2, 6, 9), D_e = 2 * 10 * 10 / (20 * 19); alpha = 0.43.
+    assert review.krippendorff_alpha == pytest.approx(1 - (6 / 20) / (200 / 380))
+    assert review.alpha_interval is not None
+    assert review.alpha_interval.low < review.krippendorff_alpha < review.alpha_interval.high
+    # The old review definition (unsure a third category) gives another number.
+    categories = [m, n, u]
+    counts = np.array([[sum(r.get(a) == c for a in r) for c in categories] for r in table])
+    as_category = krippendorff.alpha(
+        value_counts=counts[counts.sum(axis=1) >= 2].astype(float),
+        level_of_measurement="nominal",
+    )
+    assert abs(as_category - review.krippendorff_alpha) > 0.05

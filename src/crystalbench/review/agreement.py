@@ -4,13 +4,14 @@ What is computed (the admin page and the exports use these, nothing else):
 
 - **Current labels.** Each annotator's latest annotation of a task (revisions supersede).
 - **Decision** per task: :func:`crystalbench.review.labels.final_decision`.
-- **Percent agreement**: the mean, over tasks with at least two labels, of the share of
-  annotator pairs that agree on the task.
-- **Cohen's kappa** (``sklearn.metrics.cohen_kappa_score``) for every pair of annotators over
-  the tasks both labelled; when exactly two annotators labelled the tasks it is the headline
-  figure, otherwise the mean over pairs weighted by shared tasks is shown beside the table.
-- **Krippendorff's alpha**, nominal (the ``krippendorff`` package), over every annotator and
-  task (missing labels allowed).
+- **Agreement between annotators**: :func:`crystalbench.agreement.rater_agreement`, the one
+  computation ``crystal validate agreement`` also reports as its human ceiling, so both show
+  the same numbers for the same labels: percent agreement, Cohen's kappa of every pair of
+  annotators (the headline figure when exactly two annotators labelled) and their mean
+  (Light's kappa), nominal Krippendorff's alpha with a bootstrap interval. ``unsure`` is an
+  abstention, a missing value, in all of them (counted and shown, see
+  :mod:`crystalbench.agreement` for why); the adjudication queue still sends a task with an
+  ``unsure`` label to an adjudicator.
 
 Gold tasks are left out of agreement and decided by their own gold label; they measure each
 annotator's accuracy instead.
@@ -18,23 +19,24 @@ annotator's accuracy instead.
 
 from __future__ import annotations
 
-import math
 import statistics
-import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Any
 
 from sqlalchemy import select
 
-from crystalbench.review.labels import Decision, final_decision, labels_for, majority_label
+from crystalbench.agreement import RaterAgreement, rater_agreement
+from crystalbench.review.labels import FINAL_STATUSES, Decision, final_decision, majority_label
 from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
 from crystalbench.settings import (
     REVIEW_FAST_LABEL_MS,
     REVIEW_GOLD_MIN_ACCURACY,
     REVIEW_GOLD_MIN_SEEN,
+    VALIDATION_BOOTSTRAP_RESAMPLES,
+    VALIDATION_CONFIDENCE,
+    VALIDATION_SEED,
 )
 
 
@@ -158,131 +160,62 @@ def load_outcomes(
     return list(outcomes.values())
 
 
-def _nan_to_none(value: float) -> float | None:
-    return None if value is None or math.isnan(value) else float(value)
-
-
-def cohen_kappa(first: Sequence[str], second: Sequence[str], domain: Sequence[str]) -> float | None:
-    """Cohen's kappa of two annotators' labels on the same tasks (``None`` when undefined:
-    no tasks, or both gave one and the same label throughout).
-
-    Examples:
-        >>> cohen_kappa(["a", "a", "b", "b"], ["a", "b", "b", "b"], ["a", "b"])
-        0.5
-    """
-    if not first:
-        return None
-    from sklearn.metrics import cohen_kappa_score
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(list(first), list(second), labels=list(domain))
-    return _nan_to_none(float(value))
-
-
-def krippendorff_alpha(units: Sequence[Sequence[str]], domain: Sequence[str]) -> float | None:
-    """Nominal Krippendorff's alpha of the labels of each unit (``None`` when undefined:
-    no unit with two labels, or a single value throughout).
-
-    Examples:
-        >>> round(krippendorff_alpha([["a", "a"], ["b", "b"], ["a", "b"]], ["a", "b"]), 3)
-        0.444
-    """
-    import numpy as np
-
-    pairable = [labels for labels in units if len(labels) >= 2]
-    if not pairable:
-        return None
-    index = {label: i for i, label in enumerate(domain)}
-    counts = np.zeros((len(pairable), len(domain)), dtype=float)
-    for row, labels in enumerate(pairable):
-        for label in labels:
-            counts[row, index[label]] += 1
-    if np.count_nonzero(counts.sum(axis=0)) < 2:
-        return None
-    import krippendorff
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")
-    return _nan_to_none(float(value))
-
-
-def _share_equal(first: Sequence[str], second: Sequence[str]) -> float:
-    return sum(x == y for x, y in zip(first, second, strict=True)) / len(first)
-
-
-@dataclass(frozen=True)
-class PairKappa:
-    """Cohen's kappa of two annotators over the tasks both labelled."""
-
-    first: str
-    second: str
-    shared: int
-    agreement: float
-    kappa: float | None
-
-
 @dataclass(frozen=True)
 class AgreementSummary:
-    """Agreement over the regular tasks of one kind."""
+    """Agreement and outcomes over the regular (not gold) tasks of one kind."""
 
     n_tasks: int
-    """Tasks with at least two current labels."""
-    n_annotators: int
-    percent: float | None
-    cohen_kappa: float | None
-    """Cohen's kappa when exactly two annotators labelled; else ``None``."""
-    mean_pairwise_kappa: float | None
-    alpha: float | None
-    pairs: list[PairKappa]
+    """Regular tasks."""
     statuses: dict[str, int]
+    """Regular tasks per final status."""
+    raters: RaterAgreement
+    """Agreement between annotators (:func:`crystalbench.agreement.rater_agreement`)."""
+    confidence: float
+    """Level of the alpha interval."""
 
 
-def agreement_summary(outcomes: Sequence[TaskOutcome], kind: str) -> AgreementSummary:
-    """Percent agreement, Cohen's kappa and Krippendorff's alpha over regular tasks."""
-    domain = labels_for(kind)
+def task_ratings(outcomes: Sequence[TaskOutcome]) -> dict[str, dict[str, str]]:
+    """Each regular task's current labels by annotator, keyed by the task's external id (the
+    ``pair_id`` of a pair, as the pairs export writes it), for
+    :func:`crystalbench.agreement.rater_agreement`. Gold tasks are left out."""
+    ratings: dict[str, dict[str, str]] = {}
+    for outcome in outcomes:
+        if outcome.is_gold:
+            continue
+        key = outcome.external_id
+        if key in ratings:  # two versions of one task: keep them apart
+            key = f"{key}#{outcome.task_id}"
+        ratings[key] = {row.annotator: row.label for row in outcome.current}
+    return ratings
+
+
+def agreement_summary(
+    outcomes: Sequence[TaskOutcome],
+    *,
+    confidence: float = VALIDATION_CONFIDENCE,
+    n_resamples: int = VALIDATION_BOOTSTRAP_RESAMPLES,
+    seed: int = VALIDATION_SEED,
+) -> AgreementSummary:
+    """Final statuses and agreement between annotators over the regular tasks.
+
+    Args:
+        outcomes: The tasks of one kind (:func:`load_outcomes`).
+        confidence: Level of the alpha interval.
+        n_resamples: Bootstrap resamples of the alpha interval (0: none).
+        seed: Seed of the bootstrap.
+    """
     regular = [o for o in outcomes if not o.is_gold]
-    multi = [o for o in regular if len(o.current) >= 2]
-    shares = [
-        sum(a == b for a, b in combinations(o.labels, 2)) / math.comb(len(o.labels), 2)
-        for o in multi
-    ]
-    by_pair: dict[tuple[str, str], tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
-    annotators: set[str] = set()
-    for outcome in regular:
-        rows = sorted(outcome.current, key=lambda r: r.annotator)
-        annotators.update(r.annotator for r in rows)
-        for a, b in combinations(rows, 2):
-            first, second = by_pair[(a.annotator, b.annotator)]
-            first.append(a.label)
-            second.append(b.label)
-    pairs = [
-        PairKappa(
-            first=names[0],
-            second=names[1],
-            shared=len(labels[0]),
-            agreement=_share_equal(labels[0], labels[1]),
-            kappa=cohen_kappa(labels[0], labels[1], domain),
-        )
-        for names, labels in sorted(by_pair.items())
-    ]
-    weighted = [(p.kappa, p.shared) for p in pairs if p.kappa is not None]
-    mean_kappa = sum(k * n for k, n in weighted) / sum(n for _, n in weighted) if weighted else None
-    statuses = {name: 0 for name in ("unanimous", "majority", "adjudicated", "unresolved")}
+    statuses = {name: 0 for name in FINAL_STATUSES}
     for outcome in regular:
         assert outcome.decision is not None
         statuses[outcome.decision.status] += 1
-    labelled = {r.annotator for o in multi for r in o.current}
     return AgreementSummary(
-        n_tasks=len(multi),
-        n_annotators=len(annotators),
-        percent=sum(shares) / len(shares) if shares else None,
-        cohen_kappa=pairs[0].kappa if len(labelled) == 2 and len(pairs) == 1 else None,
-        mean_pairwise_kappa=mean_kappa,
-        alpha=krippendorff_alpha([o.labels for o in multi], domain),
-        pairs=pairs,
+        n_tasks=len(regular),
         statuses=statuses,
+        raters=rater_agreement(
+            task_ratings(outcomes), confidence=confidence, n_resamples=n_resamples, seed=seed
+        ),
+        confidence=confidence,
     )
 
 

@@ -174,7 +174,7 @@ def admin_page(context: Context) -> Any:
                     "title": KIND_TITLES[kind],
                     "progress": progress,
                     "gold": sum(o.is_gold for o in outcomes),
-                    "agreement": agreement_summary(outcomes, kind),
+                    "agreement": agreement_summary(outcomes),
                     "annotators": annotator_stats(session, outcomes, kind),
                     "queue": len(
                         adjudication_queue(outcomes, context.settings.adjudication_threshold)

@@ -5,11 +5,10 @@ one-to-one; the judge matcher; any decisions read from a file) against the final
 labels:
 
 - **agreement** (share of pairs where matcher and people say the same), overall and per
-  cosine band, with **Wilson** intervals (:func:`statsmodels.stats.proportion.proportion_confint`);
+  cosine band, with **Wilson** intervals;
 - **Cohen's kappa**, the standard binary one (Cohen 1960: ``(p_o - p_e) / (1 - p_e)`` with
-  the chance agreement ``p_e`` from both sides' marginals), from
-  :func:`statsmodels.stats.inter_rater.cohens_kappa` on the 2 x 2 table, with a percentile
-  **bootstrap** interval over pairs (:func:`scipy.stats.bootstrap`). Kappa is undefined
+  the chance agreement ``p_e`` from both sides' marginals) on the 2 x 2 table, with a
+  percentile **bootstrap** interval over pairs. Kappa is undefined
   (``None``) when both sides give one class only (``p_e = 1``): a band below tau where
   everybody says "no match" has agreement 100 % and no kappa. Resamples where it is
   undefined are left out of the interval and counted. Note: the paper reports kappa 0.534
@@ -17,29 +16,47 @@ labels:
   0.685, which is what this module computes for them;
 - the **confusion split**: false positives (the matcher says match, people say no) and false
   negatives;
-- with several annotators, the **human-human ceiling**: Krippendorff's alpha (nominal, the
-  ``krippendorff`` package; ``unsure`` is a missing value) and Cohen's kappa of every pair of
-  annotators on the pairs both labelled; and each annotator's kappa with the matcher;
+- with several annotators, the **human-human ceiling**
+  (:func:`crystalbench.agreement.rater_agreement`, the computation the review app's admin
+  page shows): Krippendorff's alpha (nominal; ``unsure`` is a missing value) with a
+  bootstrap interval, Cohen's kappa of every pair of annotators on the pairs both labelled
+  and their mean; and each annotator's kappa with the matcher;
 - the **threshold that maximises kappa** against people on a grid of tau, with a bootstrap
   interval (the same resampled pairs, the argmax per resample);
 - a **calibration curve**: the share of human "match" per cosine bin, with Wilson intervals.
 
 Pairs without a final human label (unresolved ties, only ``unsure``) are left out of the
 matcher statistics and counted; so are pairs a matcher could not decide (a failed judge).
+
+Every statistic comes from :mod:`crystalbench.agreement` (statsmodels for kappa and Wilson,
+the ``krippendorff`` package for alpha, scipy for the bootstrap); this module only decides
+which decisions are compared with which labels.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
-from itertools import combinations
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from pydantic import Field
 
+from crystalbench.agreement import (
+    BootstrapInterval,
+    PairwiseAgreement,
+    Proportion,
+    RaterAgreement,
+    binary_kappa,
+    binary_table,
+    bootstrap_distribution,
+    bootstrap_interval,
+    cohen_kappa,
+    percentile_interval,
+    proportion,
+    rater_agreement,
+    wilson_interval,
+)
 from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
 from crystalbench.settings import (
     SCHEMA_VERSION,
@@ -80,25 +97,15 @@ Decisions = Mapping[str, bool | None]
 # --------------------------------------------------------------------------- records
 
 
-class Proportion(Record):
-    """A share with its Wilson interval."""
+KappaInterval = BootstrapInterval
+"""A percentile bootstrap interval of Cohen's kappa (resamples where it is undefined are
+counted in ``n_undefined``)."""
 
-    count: int
-    n: int
-    estimate: float | None
-    """``count / n``; ``None`` when ``n`` is 0."""
-    low: float | None
-    high: float | None
+AnnotatorAgreement = PairwiseAgreement
+"""Two raters (two annotators, or a matcher and an annotator) on the pairs both decided."""
 
-
-class KappaInterval(Record):
-    """A percentile bootstrap interval of Cohen's kappa."""
-
-    low: float | None
-    high: float | None
-    n_resamples: int
-    n_undefined: int
-    """Resamples in which kappa was undefined (one class only), left out of the interval."""
+HumanAgreement = RaterAgreement
+"""How far people agree with each other: the ceiling for any matcher."""
 
 
 class GroupAgreement(Record):
@@ -130,16 +137,6 @@ class GroupAgreement(Record):
     human_match_share: float | None
 
 
-class AnnotatorAgreement(Record):
-    """Two raters on the pairs both decided."""
-
-    a: str
-    b: str
-    n: int
-    agreement: float | None
-    cohen_kappa: float | None
-
-
 class MatcherAgreement(Record):
     """One matcher's agreement with people."""
 
@@ -151,22 +148,6 @@ class MatcherAgreement(Record):
     """Labelled pairs the matcher gave no decision for (left out)."""
     by_annotator: list[AnnotatorAgreement] = Field(default_factory=list)
     """The matcher against each annotator's own labels."""
-
-
-class HumanAgreement(Record):
-    """How far people agree with each other: the ceiling for any matcher."""
-
-    annotators: list[str]
-    n_labels: int
-    """Annotator labels (``unsure`` included; adjudicators excluded)."""
-    n_multiply_labelled: int
-    """Pairs with match/no_match labels from at least two annotators."""
-    krippendorff_alpha: float | None
-    """Nominal alpha over every annotator and pair (``None`` with one annotator or no pair
-    labelled twice)."""
-    pairwise: list[AnnotatorAgreement]
-    mean_pairwise_kappa: float | None
-    note: str | None = None
 
 
 class ThresholdPoint(Record):
@@ -241,93 +222,6 @@ class AgreementReport(Record):
 # --------------------------------------------------------------------------- statistics
 
 
-def wilson_interval(
-    count: int, n: int, confidence: float = VALIDATION_CONFIDENCE
-) -> tuple[float | None, float | None]:
-    """Wilson score interval of ``count / n`` (statsmodels' ``proportion_confint``).
-
-    Examples:
-        >>> [round(x, 4) for x in wilson_interval(84, 100)]
-        [0.7558, 0.899]
-    """
-    if n == 0:
-        return None, None
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(count, n, alpha=1.0 - confidence, method="wilson")
-    return float(low), float(high)
-
-
-@lru_cache(maxsize=65536)
-def _kappa_of_table(tp: int, fp: int, fn: int, tn: int) -> float:
-    """statsmodels' Cohen's kappa of one 2 x 2 table (NaN when undefined); tables repeat a
-    lot across bootstrap resamples and thresholds, hence the cache."""
-    from statsmodels.stats.inter_rater import cohens_kappa
-
-    table = np.array([[tp, fp], [fn, tn]], dtype=np.float64)
-    if table.sum() == 0:
-        return math.nan
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = float(cohens_kappa(table, return_results=False))
-    return value if math.isfinite(value) else math.nan
-
-
-def cohen_kappa(matcher: Sequence[bool], people: Sequence[bool]) -> float | None:
-    """Standard binary Cohen's kappa of two raters; ``None`` when undefined.
-
-    Examples:
-        >>> m = [True] * 53 + [False] * 47
-        >>> h = [True] * 37 + [False] * 63       # the paper's Table 3 counts
-        >>> round(cohen_kappa(m, h), 3)
-        0.685
-        >>> cohen_kappa([False, False], [False, False]) is None
-        True
-    """
-    tp, fp, fn, tn = _table(np.asarray(matcher, dtype=bool), np.asarray(people, dtype=bool))
-    value = _kappa_of_table(tp, fp, fn, tn)
-    return None if math.isnan(value) else value
-
-
-def _table(matcher: np.ndarray, people: np.ndarray) -> tuple[int, int, int, int]:
-    """``(tp, fp, fn, tn)`` of two boolean arrays (matcher, people)."""
-    counts = np.bincount(2 * matcher.astype(np.intp) + people, minlength=4).tolist()
-    return counts[3], counts[2], counts[1], counts[0]
-
-
-def _bootstrap(
-    n: int,
-    statistic: Callable[[np.ndarray], float],
-    n_resamples: int,
-    seed: int,
-) -> np.ndarray:
-    """The bootstrap distribution of ``statistic(indices)`` over pairs resampled with
-    replacement (:func:`scipy.stats.bootstrap`; NaN where the statistic is undefined)."""
-    from scipy import stats
-
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = stats.bootstrap(
-            (np.arange(n),),
-            statistic,
-            n_resamples=n_resamples,
-            vectorized=False,
-            method="percentile",
-            rng=np.random.default_rng(seed),
-        )
-    return np.asarray(result.bootstrap_distribution, dtype=np.float64).reshape(-1)
-
-
-def _percentiles(values: np.ndarray, confidence: float) -> tuple[float | None, float | None, int]:
-    finite = values[np.isfinite(values)]
-    undefined = int(values.size - finite.size)
-    if finite.size == 0:
-        return None, None, undefined
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(finite, [tail, 100.0 - tail])
-    return float(low), float(high), undefined
-
-
 def _group(
     label: str,
     bounds: tuple[float, float] | None,
@@ -339,31 +233,23 @@ def _group(
     seed: int,
 ) -> GroupAgreement:
     n = int(matcher.size)
-    tp, fp, fn, tn = _table(matcher, people)
+    tp, fp, fn, tn = binary_table(matcher, people)
     agree = tp + tn
-    low, high = wilson_interval(agree, n, confidence)
-    kappa_value = _kappa_of_table(tp, fp, fn, tn) if n else math.nan
-    interval = None
-    if n >= 2 and n_resamples > 0:
-
-        def statistic(indices: np.ndarray) -> float:
-            m, h = matcher[indices], people[indices]
-            return _kappa_of_table(*_table(m, h))
-
-        distribution = _bootstrap(n, statistic, n_resamples, seed)
-        k_low, k_high, undefined = _percentiles(distribution, confidence)
-        interval = KappaInterval(
-            low=k_low, high=k_high, n_resamples=n_resamples, n_undefined=undefined
-        )
+    kappa_value = binary_kappa(tp, fp, fn, tn) if n else math.nan
+    interval = bootstrap_interval(
+        n,
+        lambda indices: binary_kappa(*binary_table(matcher[indices], people[indices])),
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     return GroupAgreement(
         band=label,
         low=None if bounds is None or math.isinf(bounds[0]) else bounds[0],
         high=None if bounds is None or math.isinf(bounds[1]) else bounds[1],
         n=n,
         agreement=agree / n if n else None,
-        agreement_interval=Proportion(
-            count=agree, n=n, estimate=agree / n if n else None, low=low, high=high
-        ),
+        agreement_interval=proportion(agree, n, confidence),
         cohen_kappa=None if math.isnan(kappa_value) else kappa_value,
         kappa_interval=interval,
         true_positives=tp,
@@ -449,55 +335,14 @@ def _two_raters(a: str, b: str, left: Sequence[bool], right: Sequence[bool]) -> 
     )
 
 
-def _humans(labels: LabelSet, pair_ids: Sequence[str]) -> HumanAgreement:
-    annotators = labels.annotators
-    column = {pair_id: k for k, pair_id in enumerate(pair_ids)}
-    data = np.full((len(annotators), len(pair_ids)), np.nan)
-    row = {name: k for k, name in enumerate(annotators)}
-    n_labels = 0
-    for pair_id, entry in labels.pairs.items():
-        if pair_id not in column:
-            continue
-        for vote in entry.votes:
-            n_labels += 1
-            if vote.label != "unsure":
-                data[row[vote.annotator], column[pair_id]] = 1.0 if vote.label == "match" else 0.0
-    decided = np.sum(~np.isnan(data), axis=0)
-    multiply = int(np.sum(decided >= 2))
-    alpha = None
-    note = None
-    if len(annotators) < 2:
-        note = "one annotator: no human-human agreement, so no ceiling to compare with"
-    elif multiply == 0:
-        note = "no pair was labelled by two annotators: no human-human agreement"
-    else:
-        import krippendorff
-
-        keep = decided >= 2
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            value = float(
-                krippendorff.alpha(reliability_data=data[:, keep], level_of_measurement="nominal")
-            )
-        alpha = value if math.isfinite(value) else None
-        if alpha is None:
-            note = "alpha is undefined: every decided label is the same class"
-    pairwise = []
-    for (i, a), (j, b) in combinations(enumerate(annotators), 2):
-        both = ~np.isnan(data[i]) & ~np.isnan(data[j])
-        pairwise.append(
-            _two_raters(a, b, (data[i, both] == 1.0).tolist(), (data[j, both] == 1.0).tolist())
-        )
-    kappas = [p.cohen_kappa for p in pairwise if p.cohen_kappa is not None]
-    return HumanAgreement(
-        annotators=annotators,
-        n_labels=n_labels,
-        n_multiply_labelled=multiply,
-        krippendorff_alpha=alpha,
-        pairwise=pairwise,
-        mean_pairwise_kappa=float(np.mean(kappas)) if kappas else None,
-        note=note,
-    )
+def _humans(labels: LabelSet, *, confidence: float, n_resamples: int, seed: int) -> RaterAgreement:
+    """The human-human ceiling: every annotator's label of every pair (``unsure`` is an
+    abstention, a missing value), through :func:`crystalbench.agreement.rater_agreement`."""
+    ratings = {
+        pair_id: {vote.annotator: vote.label for vote in entry.votes}
+        for pair_id, entry in labels.pairs.items()
+    }
+    return rater_agreement(ratings, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
 
 def _grid(grid: tuple[float, float, float]) -> np.ndarray:
@@ -514,7 +359,7 @@ def _kappas_over_grid(cosines: np.ndarray, people: np.ndarray, grid: np.ndarray)
     fn = np.sum(~decisions & h, axis=0).tolist()
     tn = np.sum(~decisions & ~h, axis=0).tolist()
     return np.array(
-        [_kappa_of_table(*cell) for cell in zip(tp, fp, fn, tn, strict=True)], dtype=np.float64
+        [binary_kappa(*cell) for cell in zip(tp, fp, fn, tn, strict=True)], dtype=np.float64
     )
 
 
@@ -556,8 +401,10 @@ def _threshold_search(
                 _kappas_over_grid(cosines[indices], people[indices], thresholds), thresholds, tau
             )
 
-        distribution = _bootstrap(cosines.size, statistic, n_resamples, seed)
-        low, high, _ = _percentiles(distribution, confidence)
+        distribution = bootstrap_distribution(
+            cosines.size, statistic, n_resamples=n_resamples, seed=seed
+        )
+        low, high, _ = percentile_interval(distribution, confidence)
         resamples = n_resamples
     curve = [
         ThresholdPoint(
@@ -590,16 +437,13 @@ def _calibration(
         mask = index == k
         n = int(mask.sum())
         count = int(people[mask].sum())
-        w_low, w_high = wilson_interval(count, n, confidence)
         out.append(
             CalibrationBin(
                 low=float(low),
                 high=float(high),
                 n=n,
                 mean_cosine=float(cosines[mask].mean()) if n else None,
-                human_match=Proportion(
-                    count=count, n=n, estimate=count / n if n else None, low=w_low, high=w_high
-                ),
+                human_match=proportion(count, n, confidence),
             )
         )
     return out
@@ -697,7 +541,7 @@ def compute_agreement(
         overall=results[0].overall,
         by_band=results[0].by_band,
         matchers=results,
-        humans=_humans(labels, [pair.pair_id for pair in pairs]),
+        humans=_humans(labels, **options),  # type: ignore[arg-type]
         threshold_search=_threshold_search(resolved, threshold, grid, **options),  # type: ignore[arg-type]
         calibration=_calibration(resolved, calibration_edges, confidence),
         labels=LabelSummary(

@@ -13,6 +13,7 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
+from crystalbench.agreement import RaterAgreement
 from crystalbench.defaults import VALIDATION_BAND_EDGES
 from crystalbench.io import atomic_write_json, atomic_write_text
 from crystalbench.metrics import METRICS, format_value
@@ -64,6 +65,19 @@ def _pct(value: float | None, digits: int = 1) -> str:
 
 def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _alpha_text(h: RaterAgreement) -> str:
+    """Alpha with its bootstrap interval, and what the statistics left out as missing."""
+    text = _num(h.krippendorff_alpha)
+    interval = h.alpha_interval
+    if h.krippendorff_alpha is not None and interval is not None:
+        text += f" [{_num(interval.low)}, {_num(interval.high)}]"
+    return text
+
+
+def _abstained_text(h: RaterAgreement) -> str:
+    return f" ({h.n_abstained} unsure: missing values)" if h.n_abstained else ""
 
 
 def _range(low: float | None, high: float | None, *, pct: bool) -> str:
@@ -179,9 +193,9 @@ def agreement_markdown(report: AgreementReport) -> str:
     if h.note:
         lines += [h.note + ".", ""]
     lines += [
-        f"Annotators: {', '.join(h.annotators) or 'none'}; {h.n_labels} labels; "
-        f"{h.n_multiply_labelled} pairs labelled by two or more. Krippendorff's alpha "
-        f"(nominal): {_num(h.krippendorff_alpha)}; mean pairwise Cohen's kappa: "
+        f"Annotators: {', '.join(h.annotators) or 'none'}; {h.n_labels} labels"
+        f"{_abstained_text(h)}; {h.n_multiply_labelled} pairs labelled by two or more. "
+        f"Krippendorff's alpha (nominal): {_alpha_text(h)}; mean pairwise Cohen's kappa: "
         f"{_num(h.mean_pairwise_kappa)}.",
         "",
     ]
@@ -330,9 +344,9 @@ def agreement_html(report: AgreementReport) -> str:
         + "</ul>",
         "<h2>People with each other (the ceiling)</h2>",
         f"<p>{html.escape(h.note or '')} Krippendorff's alpha (nominal): "
-        f"{_num(h.krippendorff_alpha)}; mean pairwise Cohen's kappa: "
+        f"{_alpha_text(h)}; mean pairwise Cohen's kappa: "
         f"{_num(h.mean_pairwise_kappa)}; {h.n_multiply_labelled} pairs labelled by two or "
-        "more.</p>",
+        f"more; {h.n_labels} labels{html.escape(_abstained_text(h))}.</p>",
     ]
     if h.pairwise:
         parts.append(
