@@ -1,4 +1,4 @@
-"""Reading and writing our files: JSON and JSONL with line numbers, atomic writes.
+"""Reading and writing our files: JSON, JSONL and CSV with line numbers, atomic writes.
 
 Every file a user hands us (predictions, benchmarks, configs, results) is read here, so every
 loader refuses bad input the same way: an :class:`~crystalbench.errors.InputError` naming the
@@ -17,6 +17,8 @@ owner-only ``0o600`` of :func:`tempfile.mkstemp`.
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import math
 import os
@@ -24,7 +26,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -523,6 +525,75 @@ def read_jsonl(
         yield number, value
     if not seen and not allow_empty:
         raise InputError("file holds no records", path=path)
+
+
+def read_csv(
+    path: str | Path,
+    required: Sequence[str] = (),
+    *,
+    limits: InputLimits | None = None,
+) -> list[tuple[int, dict[str, str]]]:
+    """``(line, row)`` for each record of a UTF-8 CSV file with a header row: the one CSV
+    reader of the label and pair files (``crystal review import``, ``crystal validate``).
+
+    A leading byte-order mark is dropped; a row with fewer cells than the header lacks the
+    missing columns (a caller reads them as absent); ``line`` is the 1-based line where the
+    record ends (a quoted cell may span lines).
+
+    Args:
+        path: The file.
+        required: Columns the header must hold.
+        limits: Limits (default :meth:`InputLimits.from_env`); the file must be within
+            ``max_file_bytes``.
+
+    Raises:
+        InputError: A missing file, one over the size limit or not UTF-8, a header without a
+            required column or with a column named twice, a row with more cells than the
+            header, malformed CSV, or no record at all (names the file and the line).
+
+    Examples:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "labels.csv").write_text("pair_id,label\\np1,match\\np2\\n")
+        >>> read_csv(folder / "labels.csv", ["pair_id"])
+        [(2, {'pair_id': 'p1', 'label': 'match'}), (3, {'pair_id': 'p2'})]
+    """
+    path = Path(path)
+    limits = resolve_limits(limits)
+    text = read_text_file(
+        path, max_bytes=limits.max_file_bytes, what="file", limit_env=MAX_FILE_BYTES_ENV
+    )
+    # strict: an unclosed quote is an error, not a cell that swallows the rest of the file
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = list(reader.fieldnames or [])
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV ({exc})", path=path, line=1) from None
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise InputError(
+            f"CSV header lacks {', '.join(missing)} (it has {', '.join(header) or 'nothing'})",
+            path=path,
+            line=1,
+        )
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InputError(
+            f"CSV header names {', '.join(repeated)} more than once", path=path, line=1
+        )
+    rows: list[tuple[int, dict[str, str]]] = []
+    ended = 1  # the line the last record (the header first) ended on
+    try:
+        for row in reader:
+            if None in row:
+                raise InputError("more cells than header columns", path=path, line=reader.line_num)
+            rows.append((reader.line_num, {k: v for k, v in row.items() if v is not None}))
+            ended = reader.line_num
+    except csv.Error as exc:  # named at the line its record starts: where a quote was opened
+        raise InputError(f"malformed CSV ({exc})", path=path, line=ended + 1) from None
+    if not rows:
+        raise InputError("file holds no records", path=path)
+    return rows
 
 
 def _json_type(value: Any) -> str:

@@ -22,9 +22,7 @@ a new task; a pair id seen before with other content is refused.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ from typing import Any
 from crystalbench.data.images import image_roots
 from crystalbench.data.loading import ITEM_SET_FILE, SAMPLE_DIR, Benchmark, load_jsonl_benchmark
 from crystalbench.errors import InputError
-from crystalbench.io import InputLimits, decode_utf8, read_jsonl, resolve_limits
+from crystalbench.io import InputLimits, read_csv, read_jsonl, resolve_limits
 from crystalbench.review import audit
 from crystalbench.review.labels import CHAIN_VERDICTS
 from crystalbench.review.models import ImportBatch, Item, Task, utcnow
@@ -360,26 +358,7 @@ def read_pair_rows(
     limits = resolve_limits(limits)
     if path.suffix.lower() != ".csv":
         return list(read_jsonl(path, limits=limits))
-    if not path.is_file():
-        raise InputError("file not found", path=path)
-    if path.stat().st_size > limits.max_file_bytes:
-        raise InputError(f"file is over the limit of {limits.max_file_bytes:,} bytes", path=path)
-    text = decode_utf8(path.read_bytes(), path=path)
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
-    missing = [name for name in PAIR_REQUIRED if name not in (reader.fieldnames or [])]
-    if missing:
-        raise InputError(f"CSV header lacks {', '.join(missing)}", path=path, line=1)
-    rows = []
-    try:
-        for row in reader:
-            if None in row:
-                raise InputError("more cells than header columns", path=path, line=reader.line_num)
-            rows.append((reader.line_num, {k: v for k, v in row.items() if v is not None}))
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc})", path=path, line=reader.line_num) from None
-    if not rows:
-        raise InputError("file holds no records", path=path)
-    return rows
+    return list(read_csv(path, PAIR_REQUIRED, limits=limits))
 
 
 def _text_field(row: dict[str, Any], name: str, path: Path, line: int) -> str:

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from crystalbench.errors import InputError
-from crystalbench.io import read_jsonl
+from crystalbench.io import read_csv, read_jsonl
 from crystalbench.types import Record
-from crystalbench.validation.pairs import read_csv_rows
 
 __all__ = [
     "FINAL_STATUSES",
@@ -285,7 +284,7 @@ def read_labels(path: str | Path) -> LabelSet:
     """
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        rows = read_csv_rows(path, ("pair_id", "annotator", "label"))
+        rows = read_csv(path, ("pair_id", "annotator", "label"))
         records: list[tuple[int, dict[str, Any]]] = [(line, dict(row)) for line, row in rows]
     else:
         records = list(read_jsonl(path))
@@ -371,7 +370,7 @@ def read_decisions(path: str | Path) -> dict[str, dict[str, bool]]:
     """
     path = Path(path)
     if path.suffix.lower() == ".csv":
-        rows = read_csv_rows(path, ("pair_id", "matcher", "decision"))
+        rows = read_csv(path, ("pair_id", "matcher", "decision"))
         records: list[tuple[int, dict[str, Any]]] = [(line, dict(row)) for line, row in rows]
     else:
         records = list(read_jsonl(path))

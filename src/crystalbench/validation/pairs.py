@@ -45,7 +45,7 @@ from crystalbench.compat.matching import match_rules
 from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
 from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder
 from crystalbench.errors import InputError
-from crystalbench.io import atomic_write_json, atomic_write_text, decode_utf8, read_jsonl
+from crystalbench.io import atomic_write_json, atomic_write_text, read_csv, read_jsonl
 from crystalbench.matching import cosine_matrix
 from crystalbench.settings import (
     SCORE_CHUNK_ITEMS,
@@ -530,37 +530,6 @@ def _validation_error(exc: ValidationError, path: Path, line: int) -> InputError
     return InputError(message, path=path, line=line, field=loc)
 
 
-def read_csv_rows(path: Path, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
-    """``(line, row)`` of a UTF-8 CSV file with a header holding ``required``.
-
-    Raises:
-        InputError: Missing file, not UTF-8, a missing column, a ragged row, no rows.
-    """
-    if not path.is_file():
-        raise InputError("file not found", path=path)
-    text = decode_utf8(path.read_bytes(), path=path)
-    reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff"), newline=""))
-    header = reader.fieldnames or []
-    missing = [name for name in required if name not in header]
-    if missing:
-        raise InputError(
-            f"CSV header lacks {', '.join(missing)} (it has {', '.join(header) or 'nothing'})",
-            path=path,
-            line=1,
-        )
-    rows: list[tuple[int, dict[str, str]]] = []
-    try:
-        for row in reader:
-            if None in row:
-                raise InputError("more cells than header columns", path=path, line=reader.line_num)
-            rows.append((reader.line_num, {k: v for k, v in row.items() if v is not None}))
-    except csv.Error as exc:
-        raise InputError(f"malformed CSV ({exc})", path=path, line=reader.line_num) from None
-    if not rows:
-        raise InputError("file holds no records", path=path)
-    return rows
-
-
 _PAIR_REQUIRED = ("pair_id", "item_id", "model", "pred_step", "ref_step", "cosine", "band")
 
 
@@ -573,7 +542,7 @@ def read_pairs(path: str | Path) -> list[StepPair]:
     path = Path(path)
     records: list[tuple[int, dict[str, Any]]]
     if path.suffix.lower() == ".csv":
-        rows = read_csv_rows(path, _PAIR_REQUIRED)
+        rows = read_csv(path, _PAIR_REQUIRED)
         records = [
             (line, {k: v for k, v in row.items() if v != "" and k in StepPair.model_fields})
             for line, row in rows
