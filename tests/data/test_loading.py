@@ -172,6 +172,46 @@ def test_parquet_file(tmp_path):
     assert bench.image_bytes(bench.items[0])
 
 
+def test_hub_snapshot_folder_loads_its_split(tmp_path):
+    """A `huggingface-cli download --local-dir` snapshot: the split's Parquet files, found by
+    the same reader `crystal data build --from` uses."""
+    ds = _hub_dataset()
+    (tmp_path / "snap" / "data").mkdir(parents=True)
+    ds.to_parquet(str(tmp_path / "snap" / "data" / "test-00000-of-00001-0a1b2c.parquet"))
+    ds.select([0]).to_parquet(str(tmp_path / "snap" / "data" / "train-00000-of-00001.parquet"))
+    bench = load_benchmark(tmp_path / "snap")
+    assert bench.ids == ["0", "1"]
+    assert bench.image_bytes(bench.items[1])
+    assert load_benchmark(tmp_path / "snap", split="train").ids == ["0"]
+    with pytest.raises(InputError, match=r"no Parquet file for split 'dev'; splits found: test"):
+        load_benchmark(tmp_path / "snap", split="dev")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no Parquet files in this folder"):
+        load_benchmark(tmp_path / "empty")
+
+
+def test_save_to_disk_dataset_dict_picks_the_split_or_names_the_ones_it_has(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    ds = _hub_dataset()
+    datasets.DatasetDict({"validation": ds.select([1]), "test": ds}).save_to_disk(
+        str(tmp_path / "dict")
+    )
+    assert load_benchmark(tmp_path / "dict").ids == ["0", "1"]
+    assert load_benchmark(tmp_path / "dict", split="validation").items[0].source == "plotqa"
+    datasets.DatasetDict({"train": ds}).save_to_disk(str(tmp_path / "train-only"))
+    with pytest.raises(
+        InputError, match="no split 'test' in this save_to_disk folder; splits: train"
+    ):
+        load_benchmark(tmp_path / "train-only")
+
+
+def test_a_broken_parquet_file_is_an_input_error(tmp_path):
+    pytest.importorskip("datasets")
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError, match="not a readable Parquet benchmark"):
+        load_benchmark(tmp_path / "broken.parquet")
+
+
 def test_hub_row_requires_reference_steps():
     with pytest.raises(InputError, match="reference_steps"):
         hub_row_to_item({"question": "q", "answer": "a", "reference_steps": []}, 3)
@@ -188,6 +228,8 @@ def test_hub_unreachable_explains_local_copy(monkeypatch, tmp_path):
     assert "waybarrios/CRYSTAL" in message
     assert "save_to_disk" in message
     assert "--benchmark" in message
+    assert "huggingface-cli download waybarrios/CRYSTAL --repo-type dataset" in message
+    assert "the hub could not be reached" in message
 
 
 # ----------------------------------------------------------------------------- predictions

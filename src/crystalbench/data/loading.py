@@ -4,16 +4,19 @@
 
 - ``sample``: the bundled 40-item sample (``crystalbench/data/sample``);
 - ``waybarrios/CRYSTAL`` (or any ``owner/name`` hub id): the gated hub dataset, split ``test``;
-- a folder written by ``datasets.Dataset.save_to_disk``;
+- a folder written by ``datasets.Dataset.save_to_disk`` (or ``DatasetDict.save_to_disk``:
+  the split is picked), or a snapshot of the hub's files (``huggingface-cli download
+  waybarrios/CRYSTAL --repo-type dataset --local-dir DIR``: the split's Parquet files);
 - a ``.parquet`` file with the hub's columns;
 - a ``.jsonl`` file of :class:`~crystalbench.types.BenchmarkItem` records whose ``image``
   is a path relative to the file, or a JSONL export of the hub dataset (rows with both
   ``choices`` and ``options``, or without ``id``).
 
-Hub-style rows carry ``image``, ``question``, ``answer``, ``reference_steps``, ``choices``,
-``options`` and ``source``; the row index is the item id. One function,
-:func:`hub_row_to_item`, turns such a row into an item for the hub, Parquet, ``save_to_disk``
-and JSONL paths alike.
+The hub, ``save_to_disk`` folders and Parquet files are opened by :mod:`crystalbench.data.hub`,
+the module ``crystal data build`` reads its sources with. Hub-style rows carry ``image``,
+``question``, ``answer``, ``reference_steps``, ``choices``, ``options`` and ``source``; the
+row index is the item id. One function, :func:`hub_row_to_item`, turns such a row into an
+item for the hub, Parquet, ``save_to_disk`` and JSONL paths alike.
 
 Image files must lie under the benchmark file's folder or under ``image_root`` (symlinks are
 resolved first); images are decoded fully and checked against the pixel cap whenever
@@ -28,7 +31,6 @@ import hashlib
 import io
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +38,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crystalbench.data.hub import (
+    HUB_ID_PATTERN,
+    datasets_module,
+    find_split_files,
+    is_save_to_disk,
+    load_hub,
+    load_saved,
+    undecoded_images,
+)
 from crystalbench.data.images import (
     ImageLimits,
     check_image,
@@ -43,7 +54,7 @@ from crystalbench.data.images import (
     read_image_file,
     resolve_image_path,
 )
-from crystalbench.errors import BenchmarkUnavailableError, ImageError, InputError
+from crystalbench.errors import ImageError, InputError
 from crystalbench.io import InputLimits, read_jsonl
 from crystalbench.types import BenchmarkItem
 
@@ -198,8 +209,10 @@ def load_benchmark(
     """Load a benchmark from any supported place (see the module docstring).
 
     Args:
-        spec: ``sample``, a hub id, a ``save_to_disk`` folder, a ``.parquet`` or ``.jsonl`` file.
-        split: Hub split (CRYSTAL has ``test``).
+        spec: ``sample``, a hub id, a ``save_to_disk`` or snapshot folder, a ``.parquet`` or
+            ``.jsonl`` file.
+        split: The split of the hub dataset, a ``DatasetDict`` folder or a snapshot folder
+            (CRYSTAL has ``test``).
         image_root: A folder item images may also lie under, besides the benchmark file's
             own folder; images anywhere else are refused.
         limits: Size and nesting limits for JSONL files (default
@@ -237,7 +250,9 @@ def load_benchmark(
                         limits=limits,
                         require_references=require_references,
                     )
-            return load_saved_dataset(path, image_root=image_root)
+            if is_save_to_disk(path):
+                return load_saved_dataset(path, split=split, image_root=image_root)
+            return load_parquet_benchmark(path, split=split, image_root=image_root)
         if path.suffix == ".jsonl":
             return load_jsonl_benchmark(
                 path,
@@ -247,9 +262,9 @@ def load_benchmark(
                 require_references=require_references,
             )
         if path.suffix == ".parquet":
-            return load_parquet_benchmark(path, image_root=image_root)
+            return load_parquet_benchmark(path, split=split, image_root=image_root)
         raise InputError("unsupported benchmark file (use .jsonl, .parquet or a folder)", path=path)
-    if re.fullmatch(r"[\w.-]+/[\w.-]+", text):
+    if HUB_ID_PATTERN.fullmatch(text):
         return load_hub_benchmark(text, split=split, image_root=image_root)
     raise InputError(
         "benchmark not found: not 'sample', not an existing file or folder, and not a hub id "
@@ -599,7 +614,9 @@ def _dataset_benchmark(
     rows = dataset.select_columns(text_columns).to_list()
     items = [hub_row_to_item(row, index, where=name) for index, row in enumerate(rows)]
     has_image = "image" in dataset.column_names
-    image_column = _undecoded_images(dataset.select_columns(["image"])) if has_image else None
+    image_column = (
+        undecoded_images(dataset.select_columns(["image"]), ["image"]) if has_image else None
+    )
     roots: tuple[Path, ...] = ()
     if base is not None:
         roots = image_roots(base, image_root)
@@ -618,54 +635,44 @@ def _dataset_benchmark(
     return Benchmark(name=name, items=items, image_loader=loader)
 
 
-def _undecoded_images(column: Any) -> Any:
-    """The image column with ``decode=False``: raw ``{"bytes", "path"}`` structs."""
-    import datasets
-
-    feature = column.features.get("image")
-    if isinstance(feature, datasets.Image) and feature.decode:
-        return column.cast_column("image", datasets.Image(decode=False))
-    return column
-
-
-def _require_datasets(what: str) -> Any:
-    try:
-        import datasets
-    except ImportError as exc:
-        raise BenchmarkUnavailableError(
-            f"{what} needs the 'datasets' package: pip install 'crystalbench[hub]'"
-        ) from exc
-    return datasets
-
-
-def load_saved_dataset(path: str | Path, *, image_root: str | Path | None = None) -> Benchmark:
-    """A folder written by ``Dataset.save_to_disk`` (or a ``DatasetDict`` with ``test``).
+def load_saved_dataset(
+    path: str | Path, *, split: str = HUB_SPLIT, image_root: str | Path | None = None
+) -> Benchmark:
+    """A folder written by ``Dataset.save_to_disk`` (or a ``DatasetDict``: ``split`` picks
+    one).
 
     Path-only images must lie under the folder or under ``image_root``.
+
+    Raises:
+        InputError: The folder cannot be read, or a ``DatasetDict`` lacks ``split``.
     """
-    datasets = _require_datasets("a save_to_disk folder")
+    dataset, _name = load_saved(Path(path), split)
+    return _dataset_benchmark(dataset, str(path), base=Path(path), image_root=image_root)
+
+
+def load_parquet_benchmark(
+    path: str | Path, *, split: str = HUB_SPLIT, image_root: str | Path | None = None
+) -> Benchmark:
+    """A Parquet file with the hub's columns (images as Arrow image structs), or a snapshot
+    folder of the hub's files (the Parquet files of ``split``).
+
+    Path-only images must lie under the file's folder (the snapshot folder) or under
+    ``image_root``.
+
+    Raises:
+        InputError: A folder without Parquet files of ``split``, or a file that is not Parquet.
+    """
+    path = Path(path)
+    datasets = datasets_module("a Parquet benchmark")
+    files = find_split_files(path, split, None, option="--benchmark") if path.is_dir() else [path]
     try:
-        loaded = datasets.load_from_disk(str(path))
-    except FileNotFoundError as exc:
-        raise InputError(f"not a save_to_disk folder ({exc})", path=path) from None
-    if isinstance(loaded, datasets.DatasetDict):
-        split = HUB_SPLIT if HUB_SPLIT in loaded else next(iter(loaded))
-        loaded = loaded[split]
-    return _dataset_benchmark(loaded, str(path), base=Path(path), image_root=image_root)
-
-
-def load_parquet_benchmark(path: str | Path, *, image_root: str | Path | None = None) -> Benchmark:
-    """A Parquet file with the hub's columns (images as Arrow image structs).
-
-    Path-only images must lie under the file's folder or under ``image_root``.
-    """
-    datasets = _require_datasets("a Parquet benchmark")
-    loaded = datasets.Dataset.from_parquet(str(path))
+        loaded = datasets.Dataset.from_parquet([str(f) for f in files])
+    except Exception as exc:  # pyarrow's ArrowInvalid, OSError...
+        raise InputError(f"not a readable Parquet benchmark ({exc})", path=path) from None
     if "image" in loaded.column_names and not isinstance(loaded.features["image"], datasets.Image):
         loaded = loaded.cast_column("image", datasets.Image(decode=False))
-    return _dataset_benchmark(
-        loaded, str(path), base=Path(path).resolve().parent, image_root=image_root
-    )
+    base = path.resolve() if path.is_dir() else path.resolve().parent
+    return _dataset_benchmark(loaded, str(path), base=base, image_root=image_root)
 
 
 def load_hub_benchmark(
@@ -680,24 +687,13 @@ def load_hub_benchmark(
         BenchmarkUnavailableError: No network, hub unreachable, or access not granted; the
             message explains how to pass a local copy instead.
     """
-    datasets = _require_datasets(f"the hub dataset {repo_id}")
-    try:
-        loaded = datasets.load_dataset(repo_id, split=split)
-    except Exception as exc:  # hub failures arrive as many exception types
-        text = f"{type(exc).__name__}: {exc}"
-        gated = any(word in text.lower() for word in ("gated", "401", "403", "access", "auth"))
-        reason = (
-            "access is not granted (CRYSTAL is gated: request access on its hub page, then "
-            "`huggingface-cli login`)"
-            if gated
-            else "the hub could not be reached (no network, HF_HUB_OFFLINE=1, or the hub is down)"
-        )
-        raise BenchmarkUnavailableError(
-            f"cannot load {repo_id} split {split!r}: {reason}. Details: {text}\n"
-            "To use a local copy, pass one of: a folder saved with "
-            "`datasets.load_dataset('waybarrios/CRYSTAL', split='test').save_to_disk(DIR)` "
-            "(--benchmark DIR), a Parquet file (--benchmark crystal.parquet), or a JSONL file "
-            "(--benchmark crystal.jsonl). Try the bundled sample with --benchmark sample."
-        ) from exc
+    loaded = load_hub(
+        repo_id,
+        split,
+        option="--benchmark",
+        alternatives="A Parquet file (--benchmark crystal.parquet) or a JSONL file "
+        "(--benchmark crystal.jsonl) works too. Try the bundled sample with --benchmark sample.",
+    )
+    datasets = datasets_module(f"the hub dataset {repo_id}")
     cache = Path(datasets.config.HF_DATASETS_CACHE)
     return _dataset_benchmark(loaded, repo_id, base=cache, image_root=image_root)
