@@ -31,7 +31,13 @@ from crystalbench.defaults import (
 )
 from crystalbench.difficulty import DifficultyConfig
 from crystalbench.errors import InputError, UnknownNameError
-from crystalbench.settings import ENCODER_BACKEND, ENCODER_BACKENDS, EncoderBackend
+from crystalbench.settings import (
+    ENCODER_BACKEND,
+    ENCODER_BACKENDS,
+    JUDGE_TIMEOUT,
+    OPENAI_API_KEY_ENV,
+    EncoderBackend,
+)
 
 
 def _known_name(kind: str, value: Any, valid: tuple[str, ...]) -> Any:
@@ -54,9 +60,10 @@ class JudgeConfig(BaseModel):
     """Base URL of the endpoint, e.g. ``http://localhost:8000/v1``."""
     model: str
     """Served model name."""
-    api_key_env: str = "OPENAI_API_KEY"
-    """Environment variable holding the key (``EMPTY`` is used when unset)."""
-    timeout: float = 60.0
+    api_key_env: str = OPENAI_API_KEY_ENV
+    """Environment variable holding the key. ``OPENAI_API_KEY`` may be unset (local servers
+    need no key: ``EMPTY`` is sent); another variable named here must be set."""
+    timeout: float = JUDGE_TIMEOUT
     """Seconds per request."""
     concurrency: int = 16
     """Judge requests in flight at once."""

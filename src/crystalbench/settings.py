@@ -23,9 +23,6 @@ INFER_MAX_TOKENS: Final = 4096
 INFER_CONCURRENCY: Final = 32
 """Requests in flight per endpoint."""
 
-INFER_API_KEY_ENV: Final = "OPENAI_API_KEY"
-"""Environment variable ``crystal infer`` reads the API key from."""
-
 INFER_ABORT_AFTER: Final = 25
 """Stop a run when this many items failed and none succeeded (a misconfigured run)."""
 
@@ -117,6 +114,31 @@ IMAGE_MAX_PIXELS_ENV: Final = "CRYSTALBENCH_IMAGE_MAX_PIXELS"
 
 IMAGE_MAX_SIDE_ENV: Final = "CRYSTALBENCH_IMAGE_MAX_SIDE"
 """Environment variable overriding :data:`IMAGE_MAX_SIDE`."""
+
+# --- OpenAI-compatible clients -----------------------------------------------------------------
+# (crystalbench.openai_client builds every client: inference, the judges, reference
+# construction.)
+OPENAI_API_KEY_ENV: Final = "OPENAI_API_KEY"
+"""The environment variable every OpenAI-compatible client reads its key from, unless a
+config names another (``api_key_env``). It may be unset: local servers need no key."""
+
+OPENAI_BASE_URL_ENV: Final = "OPENAI_BASE_URL"
+"""The base URL ``crystal infer`` uses when it is given none (else the OpenAI API)."""
+
+OPENAI_NO_KEY: Final = "EMPTY"
+"""The key sent when none is set (vLLM, SGLang and other local servers ignore it; the
+``openai`` client refuses to start without one)."""
+
+INFER_API_KEY_ENV: Final = OPENAI_API_KEY_ENV
+"""Old name of :data:`OPENAI_API_KEY_ENV` (the same variable), kept for the configs that
+still import it."""
+
+JUDGE_TIMEOUT: Final = 60.0
+"""Seconds one LLM-judge request may take (answer judge and judge matcher)."""
+
+JUDGE_MAX_RETRIES: Final = 2
+"""Retries the ``openai`` client makes for one judge request on connection errors, 408,
+409, 429 and 5xx (with its own backoff)."""
 
 # --- inference requests ---------------------------------------------------------------------------
 # (Deadlines and waits of ``crystal infer``.)

@@ -544,3 +544,22 @@ def test_crystal_score_with_judge_flags_end_to_end(fake, tmp_path, monkeypatch):
     assert summary["config"]["judge"]["prompt_hash"] == load_prompt().sha256
     asked = [r["body"]["messages"][-1]["content"] for r in fake.requests]
     assert not any("Red" in content for content in asked)  # exact matches skip the judge
+
+
+def test_the_key_a_judge_sends_comes_from_the_named_variable(fake, tmp_path, monkeypatch):
+    """Over a real request: the default variable unset sends EMPTY (local servers), a named
+    variable sends its value (crystalbench.openai_client's one rule)."""
+    from types import SimpleNamespace
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("CB_JUDGE_KEY", "sk-from-variable")
+    for variable, sent in (
+        ("OPENAI_API_KEY", "Bearer EMPTY"),
+        ("CB_JUDGE_KEY", "Bearer sk-from-variable"),
+    ):
+        fake.reset()
+        config = SimpleNamespace(url=fake.url, model="judge-model", api_key_env=variable)
+        judge = OpenAIJudge.from_config(config, cache_dir=tmp_path / variable)
+        assert judge.judge("Which city?", "Paris", "Paris").correct is True
+        judge.close()
+        assert [r["authorization"] for r in fake.requests] == [sent]

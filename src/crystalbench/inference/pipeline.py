@@ -14,20 +14,19 @@ return.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crystalbench.data.loading import Benchmark, load_benchmark
-from crystalbench.errors import InputError
 from crystalbench.inference.backends import AsyncBackend, BatchBackend, build_backend
 from crystalbench.inference.config import InferenceConfig
 from crystalbench.inference.prompts import load_prompt
 from crystalbench.inference.runner import infer
 from crystalbench.inference.summary import InferenceSummary, ProgressReporter
 from crystalbench.io import atomic_write_json
+from crystalbench.openai_client import api_key_from_env
 
 if TYPE_CHECKING:
     from crystalbench.config import ScoreConfig
@@ -83,11 +82,7 @@ def backend_from_config(config: InferenceConfig) -> AsyncBackend | BatchBackend:
             ``OPENAI_API_KEY`` may be unset: local servers need no key).
         UnknownNameError / BackendUnavailableError: From :func:`build_backend`.
     """
-    api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
-    if api_key is None and config.api_key_env not in ("", "OPENAI_API_KEY"):
-        raise InputError(
-            f"environment variable {config.api_key_env} is not set", field="api-key-env"
-        )
+    api_key = api_key_from_env(config.api_key_env)
     return build_backend(
         config.backend,
         config.model,

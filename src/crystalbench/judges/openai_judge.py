@@ -1,19 +1,19 @@
 """LLM judge over any OpenAI-compatible chat endpoint, with an on-disk verdict cache.
 
 The official ``openai`` client talks to the endpoint (OpenAI, vLLM, SGLang, Ollama, a local
-test server). Requests use temperature 0 and the versioned prompt in
-``crystalbench/prompts/judge_v1.txt``; the reply is parsed by
-:func:`crystalbench.judges.base.parse_judge_reply`. Decided verdicts are cached in a SQLite
-file keyed by (model, base URL, prompt hash, question, gold, predicted), so re-scoring never
-asks twice; failures are not cached, so a later run retries them.
+test server); :mod:`crystalbench.openai_client` builds it and reads the key. Requests use
+temperature 0 and the versioned prompt in ``crystalbench/prompts/judge_v1.txt``; the reply is
+parsed by :func:`crystalbench.judges.base.parse_judge_reply`. Decided verdicts are cached in a
+SQLite file keyed by (model, base URL, prompt hash, question, gold, predicted), so re-scoring
+never asks twice; failures are not cached, so a later run retries them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crystalbench.errors import CrystalbenchError
 from crystalbench.judges.base import (
     JudgeIdentity,
     JudgeRequest,
@@ -30,7 +31,9 @@ from crystalbench.judges.base import (
     load_prompt,
     parse_judge_reply,
 )
+from crystalbench.openai_client import api_key_from_env, openai_client
 from crystalbench.paths import default_cache_dir
+from crystalbench.settings import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT, OPENAI_API_KEY_ENV
 from crystalbench.sqlite_wal import enable_wal
 
 __all__ = ["JudgeStats", "OpenAIJudge", "VerdictCache"]
@@ -139,6 +142,10 @@ class OpenAIChatJudge:
         max_tokens: int,
         cache_path: Path | None,
     ) -> None:
+        if importlib.util.find_spec("openai") is None:  # say so now, not as failed verdicts
+            raise CrystalbenchError(
+                "the LLM judge needs the 'openai' package: pip install 'crystalbench[openai]'"
+            )
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = timeout
@@ -161,24 +168,30 @@ class OpenAIChatJudge:
     @staticmethod
     def config_options(config: Any) -> dict[str, Any]:
         """Key, timeout and concurrency from a :class:`crystalbench.config.JudgeConfig`
-        (or anything shaped like it)."""
+        (or anything shaped like it).
+
+        Raises:
+            InputError: ``api_key_env`` names a variable other than ``OPENAI_API_KEY`` that
+                is not set (:func:`crystalbench.openai_client.api_key_from_env`).
+        """
+        model = getattr(config, "model", "")
         return {
-            "api_key": os.environ.get(getattr(config, "api_key_env", "OPENAI_API_KEY")),
-            "timeout": float(getattr(config, "timeout", 60.0)),
+            "api_key": api_key_from_env(
+                getattr(config, "api_key_env", OPENAI_API_KEY_ENV), what=f"judge {model}"
+            ),
+            "timeout": float(getattr(config, "timeout", JUDGE_TIMEOUT)),
             "max_workers": int(getattr(config, "concurrency", 8)),
         }
 
     def _get_client(self) -> Any:
         with self._lock:
             if self._client is None:
-                from openai import OpenAI
-
-                key = self._api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-                self._client = OpenAI(
-                    base_url=self.base_url,
-                    api_key=key,
+                self._client = openai_client(
+                    self.base_url,
+                    api_key=self._api_key,
                     timeout=self.timeout,
                     max_retries=self.max_retries,
+                    what="the LLM judge",
                 )
             return self._client
 
@@ -243,8 +256,8 @@ class OpenAIJudge(OpenAIChatJudge):
         model: str,
         *,
         api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 2,
+        timeout: float = JUDGE_TIMEOUT,
+        max_retries: int = JUDGE_MAX_RETRIES,
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         max_workers: int = 8,
@@ -280,10 +293,17 @@ class OpenAIJudge(OpenAIChatJudge):
             >>> import tempfile
             >>> from types import SimpleNamespace
             >>> config = SimpleNamespace(url="http://127.0.0.1:9/v1", model="m",
-            ...                          api_key_env="NO_SUCH_VARIABLE", timeout=5.0, concurrency=4)
+            ...                          api_key_env="OPENAI_API_KEY", timeout=5.0, concurrency=4)
             >>> judge = OpenAIJudge.from_config(config, cache_dir=tempfile.mkdtemp())
             >>> judge.identity.model, judge.max_workers, judge.timeout
             ('m', 4, 5.0)
+            >>> unset = SimpleNamespace(url=config.url, model="m", api_key_env="NO_SUCH_VARIABLE")
+            >>> from crystalbench.errors import InputError
+            >>> try:
+            ...     OpenAIJudge.from_config(unset)
+            ... except InputError as error:
+            ...     print(error)
+            field api_key_env: environment variable NO_SUCH_VARIABLE is not set (judge m)
         """
         return cls(config.url, config.model, **cls.config_options(config), cache_dir=cache_dir)
 

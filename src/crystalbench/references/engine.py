@@ -21,7 +21,6 @@ The Ray engine (:mod:`crystalbench.references.ray_engine`) takes the same jobs.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
 from collections import defaultdict
@@ -39,6 +38,7 @@ from crystalbench.inference.backends.base import (
 from crystalbench.inference.images import PreparedImage
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.inference.retry import RetryPolicy
+from crystalbench.openai_client import api_key_from_env
 from crystalbench.references.config import ModelEndpoint, ReferencesConfig
 
 
@@ -106,13 +106,7 @@ def endpoint_api_key(endpoint: ModelEndpoint) -> str | None:
     Raises:
         InputError: Another variable is named and not set.
     """
-    key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
-    if key is None and endpoint.api_key_env not in ("", "OPENAI_API_KEY"):
-        raise InputError(
-            f"environment variable {endpoint.api_key_env} is not set (model {endpoint.name})",
-            field="api_key_env",
-        )
-    return key
+    return api_key_from_env(endpoint.api_key_env, what=f"model {endpoint.name}")
 
 
 def build_endpoint_backend(endpoint: ModelEndpoint, config: ReferencesConfig) -> AsyncBackend:

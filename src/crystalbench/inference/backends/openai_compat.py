@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import inspect
 import json
-import os
 import re
 import sys
 import time
@@ -40,6 +39,7 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
 )
 from crystalbench.inference.retry import parse_retry_after
+from crystalbench.openai_client import async_openai_client, default_base_url, require_openai
 from crystalbench.settings import (
     INFER_CONCURRENCY,
     INFER_CONNECT_TIMEOUT,
@@ -352,7 +352,8 @@ class OpenAIChatBackend:
         model: Served model name (``--served-model-name`` for vLLM).
         base_urls: Base URLs ending in ``/v1``; empty means ``$OPENAI_BASE_URL`` or the
             OpenAI API.
-        api_key: API key; default ``$OPENAI_API_KEY``, or ``EMPTY`` for local servers.
+        api_key: API key; default ``$OPENAI_API_KEY``, or ``EMPTY`` for local servers
+            (:func:`crystalbench.openai_client.resolve_api_key`).
         concurrency: Requests in flight per base URL.
         timeout: Seconds one request may take in all, from sending it to the last byte
             of the answer (connecting: at most 10 s of it).
@@ -375,43 +376,28 @@ class OpenAIChatBackend:
         max_retry_after: float = INFER_MAX_RETRY_AFTER,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - openai is in the test extras
-            raise BackendUnavailableError(
-                "the openai backend needs the 'openai' package: pip install 'crystalbench[openai]'"
-            ) from exc
+        openai = require_openai("the openai backend", BackendUnavailableError)
         if concurrency < 1:
             raise InputError("must be at least 1", field="concurrency")
         if not timeout > 0:
             raise InputError("must be more than 0 seconds", field="timeout")
-        urls = [u.rstrip("/") for u in base_urls] or [os.environ.get("OPENAI_BASE_URL", "")]
+        urls = [u.rstrip("/") for u in base_urls] or [default_base_url() or ""]
         if len(set(urls)) != len(urls):
             raise InputError("the same --base-url is given twice", field="base_url")
         self.model = model
         self.extra_body = dict(extra_body or {})
         self.timeout = timeout
         self.token_parameter = "max_tokens"
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY") or "EMPTY"
-        timeout_value = type(openai.DEFAULT_TIMEOUT)(
-            timeout, connect=min(timeout, INFER_CONNECT_TIMEOUT)
-        )
-        limits_type = type(openai.DEFAULT_CONNECTION_LIMITS)
         replicas = []
         for url in urls:
-            http_client = openai.DefaultAsyncHttpxClient(
-                limits=limits_type(
-                    max_connections=max(concurrency * 2, 100),
-                    max_keepalive_connections=max(concurrency, 100),
-                ),
-                timeout=timeout_value,
-            )
-            client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=url or None,
-                max_retries=0,
-                timeout=timeout_value,
-                http_client=http_client,
+            client = async_openai_client(
+                url or None,
+                api_key=api_key,
+                timeout=timeout,
+                connect_timeout=INFER_CONNECT_TIMEOUT,
+                max_connections=max(concurrency * 2, 100),
+                max_keepalive_connections=max(concurrency, 100),
+                max_retries=0,  # the runner retries, honouring Retry-After
             )
             replicas.append(
                 Replica(base_url=str(client.base_url).rstrip("/"), client=client, limit=concurrency)
