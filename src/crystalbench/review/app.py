@@ -27,6 +27,8 @@ from typing import Any
 from crystalbench.review import routes, routes_admin
 from crystalbench.review.settings import ReviewSettings
 from crystalbench.review.web import STATIC, AppState, RequestGuard, make_templates, page
+from crystalbench.serving.connections import bind_socket as _bind_socket
+from crystalbench.serving.connections import guarded_protocol, is_loopback
 from crystalbench.settings import (
     REVIEW_BACKLOG,
     REVIEW_HEADER_TIMEOUT_S,
@@ -118,8 +120,6 @@ def exposure_warning(host: str) -> str | None:
         >>> "other machines" in exposure_warning("0.0.0.0")
         True
     """
-    from crystalbench.rewards.server_http import is_loopback
-
     if is_loopback(host):
         return None
     return (
@@ -130,27 +130,13 @@ def exposure_warning(host: str) -> str | None:
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (0: a free port).
-
-    It is created with ``IPPROTO_TCP`` explicitly: asyncio turns Nagle's algorithm off
-    (``TCP_NODELAY``) only on accepted sockets whose protocol says TCP, and with Nagle on, a
-    response written as headers then body waits for the client's delayed ACK on a kept-alive
-    connection (about 40 ms a request).
+    """The review app's listening socket on ``host:port`` (0: a free port), with its backlog
+    (:func:`crystalbench.serving.connections.bind_socket`).
 
     Raises:
         OSError: The address is in use or not an interface of this machine.
     """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host.strip("[]"), port))
-        sock.listen(REVIEW_BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock
+    return _bind_socket(host, port, REVIEW_BACKLOG)
 
 
 def serve(
@@ -175,8 +161,6 @@ def serve(
     import logging
 
     import uvicorn
-
-    from crystalbench.rewards.server_http import guarded_protocol
 
     warning = exposure_warning(host)
     if warning is not None:

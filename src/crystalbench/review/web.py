@@ -1,6 +1,7 @@
-"""The web plumbing of the review app: request guard, security headers, forms, sessions,
-CSRF and templates. Routes live in :mod:`crystalbench.review.routes` and
-:mod:`crystalbench.review.routes_admin`; :func:`crystalbench.review.app.create_app` joins them.
+"""The web plumbing of the review app: security headers, forms, sessions, CSRF and templates
+(the request guard is :mod:`crystalbench.serving`'s, shared with the reward server). Routes
+live in :mod:`crystalbench.review.routes` and :mod:`crystalbench.review.routes_admin`;
+:func:`crystalbench.review.app.create_app` joins them.
 
 Every page handler is a plain function of a :class:`Context`, run in Starlette's thread pool
 (the database calls are synchronous); :func:`page` wraps it with the checks every request
@@ -22,6 +23,8 @@ from urllib.parse import parse_qsl, urlsplit
 from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
 from crystalbench.review.models import LoginSession, User
 from crystalbench.review.settings import ReviewSettings
+from crystalbench.serving.guards import BodyTooLarge
+from crystalbench.serving.guards import RequestGuard as _RequestGuard
 from crystalbench.settings import (
     REVIEW_LOGIN_COOKIE,
     REVIEW_MAX_FORM_FIELDS,
@@ -49,100 +52,30 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"cross-origin-resource-policy", b"same-origin"),
 )
 
-STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
-
-class RequestGuard:
-    """ASGI middleware run before any route.
-
-    - 431 for a request line plus headers over ``max_header_bytes``;
-    - for a state-changing method: 411 for a chunked body, 413 for a ``Content-Length`` over
-      ``max_body_bytes`` (and for a body that turns out longer than it said);
-    - security headers on every response (CSP, nosniff, no framing), and
-      ``Cache-Control: no-store`` on every page (not on static files).
+class RequestGuard(_RequestGuard):
+    """The shared :class:`crystalbench.serving.guards.RequestGuard` (431 for a request line
+    plus headers over ``max_header_bytes``; for a state-changing method 411 for a chunked
+    body, 400 for a malformed ``Content-Length``, 413 for one over ``max_body_bytes`` and for
+    a body that turns out longer than it said), with plain-text refusals, security headers on
+    every response (CSP, nosniff, no framing) and ``Cache-Control: no-store`` on every page
+    (not on static files).
     """
 
     def __init__(
         self, app: Any, *, max_body_bytes: int, max_header_bytes: int = REVIEW_MAX_HEADER_BYTES
     ) -> None:
-        self.app = app
-        self.max_body_bytes = max_body_bytes
-        self.max_header_bytes = max_header_bytes
+        super().__init__(app, max_header_bytes=max_header_bytes, max_body_bytes=max_body_bytes)
 
-    async def _refuse(self, send: Any, status: HTTPStatus, message: str) -> None:
-        body = f"{status.value} {status.phrase}: {message}\n".encode()
-        headers = [
-            (b"content-type", b"text/plain; charset=utf-8"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-            *SECURITY_HEADERS,
-        ]
-        await send({"type": "http.response.start", "status": status.value, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = scope.get("headers", [])
-        size = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
-        size += sum(len(n) + len(v) + 4 for n, v in headers)
-        if size > self.max_header_bytes:
-            await self._refuse(
-                send,
-                HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
-                f"request line and headers of {size} bytes; at most {self.max_header_bytes}",
-            )
-            return
-        limit = self.max_body_bytes
-        if scope["method"] in STATE_CHANGING:
-            values = {n.lower(): v for n, v in headers}
-            if b"chunked" in values.get(b"transfer-encoding", b"").lower():
-                await self._refuse(send, HTTPStatus.LENGTH_REQUIRED, "chunked bodies refused")
-                return
-            declared = values.get(b"content-length")
-            try:
-                length = int(declared) if declared is not None else 0
-            except ValueError:
-                await self._refuse(send, HTTPStatus.BAD_REQUEST, "bad Content-Length")
-                return
-            if length > limit or length < 0:
-                await self._refuse(
-                    send,
-                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                    f"body of {length} bytes; at most {limit}",
-                )
-                return
-        received = 0
-
-        async def bounded_receive() -> Any:
-            nonlocal received
-            message = await receive()
-            if message.get("type") == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge
-            return message
-
+    def response_headers(
+        self, scope: Mapping[str, Any], headers: list[tuple[bytes, bytes]]
+    ) -> list[tuple[bytes, bytes]]:
+        """The security headers, and ``no-store`` on pages that set no cache policy."""
+        extra = list(SECURITY_HEADERS)
         is_static = scope.get("path", "").startswith("/static/")
-
-        async def secured_send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                extra = list(SECURITY_HEADERS)
-                names = {n.lower() for n, _ in message.get("headers", [])}
-                if not is_static and b"cache-control" not in names:
-                    extra.append((b"cache-control", b"no-store"))
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        try:
-            await self.app(scope, bounded_receive, secured_send)
-        except _BodyTooLarge:
-            await self._refuse(send, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too long")
-
-
-class _BodyTooLarge(Exception):
-    pass
+        if not is_static and all(name.lower() != b"cache-control" for name, _ in headers):
+            extra.append((b"cache-control", b"no-store"))
+        return extra
 
 
 class FormError(Exception):
@@ -400,7 +333,7 @@ def page(
             try:
                 body = await request.body()
                 form = parse_form(request.headers.get("content-type", ""), body)
-            except _BodyTooLarge:
+            except BodyTooLarge:
                 problem = FormError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too long")
             except FormError as exc:
                 problem = exc

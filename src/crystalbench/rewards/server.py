@@ -6,7 +6,8 @@ holds one encoder and one reference cache, and coalesces the batches that ranks 
 same training step into a single encoder pass.
 
 It is a Starlette app served by uvicorn (``pip install 'crystalbench[serve]'``; the HTTP
-layer is :mod:`crystalbench.rewards.server_http`). Every bound is explicit
+layer is :mod:`crystalbench.rewards.server_http`, its guards and connection handling
+:mod:`crystalbench.serving`'s, shared with the review app). Every bound is explicit
 (:class:`ServerLimits`, defaults in :mod:`crystalbench.defaults`):
 
 - connections: a listen backlog of 2,048; beyond ``max_connections`` open connections new
@@ -72,18 +73,14 @@ from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import completion_text, item_from_fields
 from crystalbench.rewards.scorer import RewardScorer
 from crystalbench.rewards.server_http import (
-    HttpError,
-    bind_socket,
     build_app,
-    check_body_length,
     configure_logging,
     decode_request_body,
-    guarded_protocol,
-    is_loopback,
-    read_request_body,
     require_server_stack,
 )
 from crystalbench.rewards.types import REWARD_KINDS, RewardSignals
+from crystalbench.serving.connections import bind_socket, guarded_protocol, is_loopback
+from crystalbench.serving.guards import HttpError, check_body_length, read_request_body
 from crystalbench.settings import (
     REWARD_SERVER_BACKLOG,
     REWARD_SERVER_BODY_TIMEOUT_S,
@@ -227,7 +224,7 @@ class RewardServer:
             self.limits.decode_workers, thread_name_prefix="reward-decode"
         )
         self._active: asyncio.Semaphore | None = None
-        self._socket = bind_socket(host, port)
+        self._socket = bind_socket(host, port, REWARD_SERVER_BACKLOG)
         app = build_app(
             health=self.health,
             post=self._respond_post,
