@@ -433,13 +433,16 @@ VALIDATION_PAIRS_PER_BAND: Final = 20
 five bands of 20 give the paper's 100 pairs."""
 
 VALIDATION_SEED: Final = 0
-"""Seed of the pair sampling and of every bootstrap of ``crystal validate agreement``."""
+"""Seed of the pair sampling and of every agreement bootstrap (``crystal validate agreement``
+and the review app's admin page, :mod:`crystalbench.agreement`)."""
 
 VALIDATION_CONFIDENCE: Final = 0.95
-"""Two-sided confidence level of the agreement intervals (Wilson and bootstrap)."""
+"""Two-sided confidence level of the agreement intervals (Wilson and bootstrap), in
+``crystal validate agreement`` and on the review app's admin page."""
 
 VALIDATION_BOOTSTRAP_RESAMPLES: Final = 2000
-"""Bootstrap resamples of every kappa interval and of the kappa-maximising threshold."""
+"""Bootstrap resamples of every kappa and alpha interval and of the kappa-maximising
+threshold (validation and the review app's admin page alike)."""
 
 VALIDATION_THRESHOLD_GRID: Final = (0.0, 1.0, 0.01)
 """``(first, last, step)`` of the thresholds searched for the one that maximises kappa
