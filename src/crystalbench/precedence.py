@@ -364,6 +364,30 @@ class Precedence:
             if not (self.successors[a] >> b & 1)
         ]
 
+    def restricted_to(self, steps: Sequence[int]) -> Precedence:
+        """The precedence among some of the steps, renumbered ``0..len(steps)-1``.
+
+        What the scorer needs when it drops blank reference steps before matching: match
+        indices then count the kept steps only. Orders implied through a step left out stay
+        (``0 -> 1 -> 2`` without step 1 still orders 0 before 2).
+
+        Args:
+            steps: The steps kept, in ascending order.
+
+        Examples:
+            >>> p = Precedence.from_pairs([[0, 1], [1, 2], [0, 3]], 4)
+            >>> p.restricted_to([0, 2, 3]).pairs
+            ((0, 1), (0, 2))
+        """
+        if any(b <= a for a, b in pairwise(steps)) or (steps and steps[-1] >= self.n_steps):
+            raise ValueError(f"steps must be ascending indices below {self.n_steps}: {steps}")
+        position = {step: k for k, step in enumerate(steps)}
+        successors = tuple(
+            sum(1 << position[b] for b in set_bits(self.successors[a]) if b in position)
+            for a in steps
+        )
+        return Precedence(len(steps), tuple(_reduction_of(successors)), successors)
+
     def is_total_on(self, steps: Sequence[int]) -> bool:
         """Whether the closure orders every two of ``steps`` (given in ascending order).
 

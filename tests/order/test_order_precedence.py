@@ -160,3 +160,31 @@ def test_a_backward_pair_closing_a_path_is_named_as_a_cycle(case, data):
     assert cycle[0] == cycle[-1]
     every = {*pairs, (b, a)}
     assert all(step in every for step in pairwise(cycle))
+
+
+def test_restricting_keeps_orders_implied_through_dropped_steps():
+    """Blank reference steps are dropped before matching: the precedence follows the kept
+    steps, renumbered, with the orders that passed through a dropped step."""
+    p = Precedence.from_pairs([[0, 1], [1, 2], [2, 4], [0, 3]], 5)
+    kept = p.restricted_to([0, 2, 3, 4])
+    assert kept.n_steps == 4
+    assert kept.closure() == [(0, 1), (0, 2), (0, 3), (1, 3)]
+    assert kept.pairs == tuple(kept.reduction()) == ((0, 1), (0, 2), (1, 3))
+    assert Precedence.chain(5).restricted_to([1, 3, 4]) == Precedence.chain(3)
+    assert p.restricted_to([]).n_steps == 0
+    with pytest.raises(ValueError, match="ascending"):
+        p.restricted_to([2, 1])
+    with pytest.raises(ValueError, match="below 5"):
+        p.restricted_to([0, 5])
+
+
+@settings(max_examples=100, deadline=None)
+@given(dags(), st.data())
+def test_restriction_is_the_induced_order(case, data):
+    n, pairs = case
+    p = Precedence.from_pairs(pairs, n)
+    kept = sorted(data.draw(st.sets(st.integers(0, n - 1))) if n else [])
+    sub = p.restricted_to(kept)
+    expected = {(x, y) for x, a in enumerate(kept) for y, b in enumerate(kept) if p.precedes(a, b)}
+    assert set(sub.closure()) == expected
+    assert Precedence.from_pairs(sub.pairs, len(kept)) == sub
