@@ -66,11 +66,12 @@ LAYERS: tuple[Layer, ...] = (
             "metrics.py",
             "io.py",
             "sqlite_wal.py",
+            "precedence.py",
         ),
         "the paper's constants (`defaults.py`) and how the tools run (`settings.py`), one home "
         "each; error types with file, line and field; frozen pydantic records; the cache folder; "
         "the metrics table (key, header, format, direction, bounds); strict reading of user "
-        "files; SQLite's write-ahead log",
+        "files; SQLite's write-ahead log; reference precedence (partial orders of steps)",
     ),
     Layer(
         "reading",
@@ -90,6 +91,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "encoders/",
             "matching.py",
+            "order.py",
             "compat/matching.py",
             "difficulty.py",
             "pairs.py",
@@ -100,7 +102,8 @@ LAYERS: tuple[Layer, ...] = (
             "stats.py",
         ),
         "embeddings (`encoders/loading.py` builds one encoder, `parallel.py` spreads it, "
-        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, difficulty tiers, "
+        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, order scores "
+        "(LIS, Kendall, partial orders), difficulty tiers, "
         "MMVP pairs, per-item and summary metrics, results folders written atomically, bootstrap "
         "and paired tests",
     ),
