@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
-SOURCES := src tests benchmarks scripts
+SOURCES := src tests benchmarks scripts tools
 
 .PHONY: demo test test-fast lint format typecheck pytest browser bench-env bench clean help
 

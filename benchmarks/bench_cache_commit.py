@@ -44,12 +44,12 @@ NEW: dict[str, Any] = {}
 """The shipped defaults (``ENCODE_CALL_TEXTS``, ``CACHE_COMMIT_SECONDS``)."""
 
 
-def texts_of(items: int, style: str) -> list[str]:
+def texts_of(items: int) -> list[str]:
     """Distinct reference and first-model predicted steps, in workload order."""
     texts: dict[str, None] = {}
     for item in workload.iter_items(items):
         texts.update(dict.fromkeys(item.reference_steps))
-        texts.update(dict.fromkeys(workload.predict(item, 0, style=style)["reasoning_steps"]))
+        texts.update(dict.fromkeys(workload.predict(item, 0)["reasoning_steps"]))
     return list(texts)
 
 
@@ -78,12 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--encoder", default="minilm-offline")
     parser.add_argument("--backend", default="auto")
-    parser.add_argument("--workload", choices=workload.WORKLOAD_STYLES, default="v2")
     parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SHARE")
     parser.add_argument("--save", type=Path, default=HERE / "results" / "raw")
     args = parser.parse_args(argv)
     QUIET["max_share"] = args.wait_quiet
-    texts = texts_of(args.items, args.workload)
+    texts = texts_of(args.items)
     encoder = load_encoder(args.encoder, backend=args.backend, device="cpu")
     encoder.encode(["A warm-up sentence about a bar chart."])  # load the model, untimed
     print(f"{len(texts)} distinct texts, {encoder.identity}")

@@ -159,9 +159,9 @@ def child_env(cache: Path | None) -> dict[str, str]:
     return env
 
 
-def workload_files(items: int, sets: int, style: str) -> workload.WorkloadFiles:
-    root = WORKDIR / f"w{items}x{sets}-{style}"
-    return workload.write_workload(root, items, sets, style=style)
+def workload_files(items: int, sets: int) -> workload.WorkloadFiles:
+    root = WORKDIR / f"w{items}x{sets}-{workload.WORKLOAD_VERSION}"
+    return workload.write_workload(root, items, sets)
 
 
 # --------------------------------------------------------------------------- one process
@@ -352,7 +352,7 @@ def startup(args: argparse.Namespace) -> dict[str, Any]:
 
 def five(args: argparse.Namespace) -> dict[str, Any]:
     """K separate processes per tool, interleaved set by set; then K in one process."""
-    files = workload_files(args.items, args.sets, args.workload)
+    files = workload_files(args.items, args.sets)
     exports = WORKDIR / "exports" / args.encoder.replace("/", "_")
     prepared = prepare_export(args.encoder, exports)
     base = WORKDIR / f"five-{args.items}x{args.sets}"
@@ -396,8 +396,8 @@ def five(args: argparse.Namespace) -> dict[str, Any]:
         "scenario": "five",
         "items": args.items,
         "sets": args.sets,
-        "workload": args.workload,
-        "workload_stats": workload.describe(args.items, args.sets, style=args.workload),
+        "workload": workload.WORKLOAD_VERSION,
+        "workload_stats": workload.describe(args.items, args.sets),
         **prepared,
         "crystal_metrics": cm_runs,
         "separate": cb_runs,
@@ -449,7 +449,7 @@ def ratios(cm_runs: Sequence[dict[str, Any]], cb_runs: Sequence[dict[str, Any]])
 
 def leaderboard(args: argparse.Namespace) -> dict[str, Any]:
     """20 models in one ``crystal score``; crystal-metrics on ``--cm-sets`` of them."""
-    files = workload_files(args.items, args.sets, args.workload)
+    files = workload_files(args.items, args.sets)
     exports = WORKDIR / "exports" / args.encoder.replace("/", "_")
     prepared = prepare_export(args.encoder, exports)
     base = WORKDIR / f"leaderboard-{args.items}x{args.sets}"
@@ -458,7 +458,7 @@ def leaderboard(args: argparse.Namespace) -> dict[str, Any]:
         "scenario": "leaderboard",
         "items": args.items,
         "sets": args.sets,
-        "workload": args.workload,
+        "workload": workload.WORKLOAD_VERSION,
         **prepared,
     }
     if not supports_multi_file(base):
@@ -520,7 +520,7 @@ def leaderboard(args: argparse.Namespace) -> dict[str, Any]:
 
 def warm(args: argparse.Namespace) -> dict[str, Any]:
     """A cold ``crystal score`` fills the cache; then warm re-scores at another tau/alpha."""
-    files = workload_files(args.items, 1, args.workload)
+    files = workload_files(args.items, 1)
     exports = WORKDIR / "exports" / args.encoder.replace("/", "_")
     prepared = prepare_export(args.encoder, exports)
     base = WORKDIR / f"warm-{args.items}"
@@ -558,7 +558,7 @@ def warm(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "scenario": "warm",
         "items": args.items,
-        "workload": args.workload,
+        "workload": workload.WORKLOAD_VERSION,
         **prepared,
         "cold": cold,
         "warm": rounds,
@@ -620,7 +620,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for command in (fv, lb, wm):
         command.add_argument("--encoder", default="minilm-offline")
-        command.add_argument("--workload", choices=workload.WORKLOAD_STYLES, default="v2")
     for command in (fv, lb):
         command.add_argument("--cb-args", default="", help="extra crystal score arguments")
     for command in (st, fv, lb, wm):

@@ -36,6 +36,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent
 RAW = ROOT / "results" / "raw"
+# The repository root: the sample's chains come from tools.sample_builder (outside the package).
+sys.path.insert(0, str(ROOT.parent))
 
 
 def load_average() -> float:
@@ -44,8 +46,8 @@ def load_average() -> float:
 
 def simulated_chains(spec, rng: random.Random):
     """Four candidate chains for one sample spec, and the true label of each step."""
-    from crystalbench.data.sample_builder.styles import CONNECTIVES, FILLERS, _after_connective
     from crystalbench.references import CandidateChain
+    from tools.sample_builder.styles import CONNECTIVES, FILLERS, _after_connective
 
     steps = list(spec.steps)
     n = len(steps)
@@ -77,9 +79,9 @@ def simulated_chains(spec, rng: random.Random):
 def sweep(args: argparse.Namespace) -> dict:
     from sklearn.metrics import adjusted_rand_score
 
-    from crystalbench.data.sample_builder import sample_specs
     from crystalbench.encoders import CachingEncoder, load_encoder
     from crystalbench.references import consensus_from_embeddings
+    from tools.sample_builder import sample_specs
 
     encoder = CachingEncoder(load_encoder(args.encoder))
     rng = random.Random(0)
@@ -155,10 +157,10 @@ def sweep(args: argparse.Namespace) -> dict:
 
 def speed(args: argparse.Namespace) -> dict:
     """Consensus time and memory at scale against the encoder's time for the same steps."""
-    from crystalbench.data.sample_builder import sample_specs
     from crystalbench.encoders import load_encoder
     from crystalbench.references import CandidateChain, consensus_from_embeddings
     from crystalbench.references.consensus import single_blas_thread
+    from tools.sample_builder import sample_specs
 
     # Step-like sentences for the encoder's timing: the sample's reference steps and
     # paraphrases, each made distinct by a number (the cache must not hit).

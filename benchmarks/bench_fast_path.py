@@ -160,7 +160,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=300)
     parser.add_argument("--sets", type=int, default=5)
     parser.add_argument("--encoder", default="minilm-offline")
-    parser.add_argument("--workload", choices=workload.WORKLOAD_STYLES, default="v2")
     parser.add_argument("--save", type=Path, default=HERE / "results" / "raw")
     parser.add_argument(
         "--control", action="store_true", help="also compare torch with torch batched differently"
@@ -176,10 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "identical steps get bit-identical cosines and tie exactly",
     )
     args = parser.parse_args(argv)
-    root = HERE / "workdir" / "fast-path" / f"w{args.items}x{args.sets}-{args.workload}"
-    files = workload.write_workload(
-        root, args.items, args.sets, crystal_metrics_format=False, style=args.workload
-    )
+    root = HERE / "workdir" / "fast-path" / f"w{args.items}x{args.sets}-{workload.WORKLOAD_VERSION}"
+    files = workload.write_workload(root, args.items, args.sets, crystal_metrics_format=False)
     bench = load_benchmark(files.benchmark)
     sets = [load_predictions(p) for p in files.predictions]
     texts = list(
@@ -208,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "items": args.items,
         "sets": args.sets,
-        "workload": args.workload,
+        "workload": workload.WORKLOAD_VERSION,
         "texts": len(texts),
         "torch_identity": torch_id,
         "fast_identity": fast_id,

@@ -86,9 +86,9 @@ WORKDIR = HERE / "workdir"
 
 
 # --------------------------------------------------------------------------- plumbing
-def workdir(items: int, style: str) -> Path:
-    """Folder of the workload files (``w<items>`` for v1, as before; ``w<items>-v2``...)."""
-    return WORKDIR / (f"w{items}" if style == "v1" else f"w{items}-{style}")
+def workdir(items: int) -> Path:
+    """Folder of the workload files (``w<items>-v2``: the workload's version in the name)."""
+    return WORKDIR / f"w{items}-{workload.WORKLOAD_VERSION}"
 
 
 def load_average() -> float:
@@ -482,10 +482,8 @@ def explain_disagreements(
 # --------------------------------------------------------------------------- scenarios
 def leaderboard(args: argparse.Namespace) -> dict[str, Any]:
     """One set cold, K sets (leaderboard), warm re-scoring, and agreement."""
-    files = workload.write_workload(
-        workdir(args.items, args.workload), args.items, args.sets, style=args.workload
-    )
-    stats = workload.describe(args.items, args.sets, style=args.workload)
+    files = workload.write_workload(workdir(args.items), args.items, args.sets)
+    stats = workload.describe(args.items, args.sets)
     print(
         f"workload: {args.items} items, reference steps {stats['ref_steps']}, "
         f"{stats['texts_total_all_sets']} step texts over {args.sets} sets "
@@ -738,7 +736,7 @@ def scale(args: argparse.Namespace) -> dict[str, Any]:
     runs = []
     for size in sizes:
         files = workload.write_workload(
-            WORKDIR / f"scale{size}", size, 1, crystal_metrics_format=False, style="v1"
+            WORKDIR / f"scale{size}", size, 1, crystal_metrics_format=False
         )
         command = [sys.executable, __file__, "scale-child", "--items", str(size)]
         if args.cache:
@@ -829,9 +827,7 @@ def scale_child(args: argparse.Namespace) -> None:
 # --------------------------------------------------------------------------- backends
 def backends(args: argparse.Namespace) -> dict[str, Any]:
     """ONNX fp32 / int8 and multi-process encoding against torch: speed and agreement."""
-    files = workload.write_workload(
-        workdir(args.items, args.workload), args.items, args.sets, style=args.workload
-    )
+    files = workload.write_workload(workdir(args.items), args.items, args.sets)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     scratch = Path(tempfile.mkdtemp(prefix="bench-backends-"))
     exports = Path(args.export_cache) if args.export_cache else scratch / "exports"
@@ -994,14 +990,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a leaderboard record (results/raw/leaderboard-*.json) whose crystalbench torch "
         "runs serve as the reference instead of running torch again",
     )
-    for command in (lb, be):
-        command.add_argument(
-            "--workload",
-            choices=workload.WORKLOAD_STYLES,
-            default="v2",
-            help="prediction generator: v2 paraphrasing models (default) or v1, the one "
-            "behind the figures recorded before issue 18",
-        )
     for command in (lb, sc, be):
         command.add_argument(
             "--wait-quiet",
@@ -1016,13 +1004,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "scale-child":
         scale_child(args)
         return 0
+    # Records name the workload version: the ones without it (leaderboard-300x5.json,
+    # backends-300x2.json, scale.json...) were measured on the removed first generator, v1.
+    suffix = f"-{workload.WORKLOAD_VERSION}"
     if args.command == "leaderboard":
-        suffix = "" if args.workload == "v1" else f"-{args.workload}"
         save(f"leaderboard-{args.items}x{args.sets}{suffix}", leaderboard(args))
     elif args.command == "scale":
-        save("scale", scale(args))
+        save(f"scale{suffix}", scale(args))
     else:
-        suffix = "" if args.workload == "v1" else f"-{args.workload}"
         save(f"backends-{args.items}x{args.sets}{suffix}", backends(args))
     return 0
 

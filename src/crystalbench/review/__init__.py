@@ -12,4 +12,8 @@ Modules: :mod:`~crystalbench.review.db` (opening, migrations), ``models`` (table
 (vocabularies, final decisions), ``agreement``, ``importing``, ``exporting``, ``audit``,
 ``web`` / ``routes`` / ``routes_admin`` / ``app`` (the HTTP side). Nothing here is imported by
 ``import crystalbench``; the ``review`` extra installs what it needs.
+
+The app is used through ``crystal review ...``; no Python name of this package is public.
 """
+
+__all__: list[str] = []

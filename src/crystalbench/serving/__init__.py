@@ -11,3 +11,5 @@ take their HTTP guards from here, so a limit, a timeout or a token check is writ
 
 Importing this package imports neither Starlette nor uvicorn.
 """
+
+__all__: list[str] = []

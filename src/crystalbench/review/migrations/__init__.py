@@ -1,1 +1,3 @@
 """Alembic migrations of the review database (run by :func:`crystalbench.review.db.migrate`)."""
+
+__all__: list[str] = []

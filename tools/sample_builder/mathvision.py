@@ -6,7 +6,7 @@ import math
 
 from PIL import Image, ImageDraw
 
-from crystalbench.data.sample_builder.drawing import (
+from tools.sample_builder.drawing import (
     BLACK,
     COLOURS,
     GREY,
@@ -17,7 +17,7 @@ from crystalbench.data.sample_builder.drawing import (
     _text,
     _tick,
 )
-from crystalbench.data.sample_builder.specs import SampleSpec, _letter, _mc_forms, _s
+from tools.sample_builder.specs import SampleSpec, _letter, _mc_forms, _s
 
 __all__ = ["mathvision_specs"]
 

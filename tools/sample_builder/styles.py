@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from crystalbench.data.sample_builder.specs import MISSING_IN_MESSY, PREDICTION_STYLES, SampleSpec
+from tools.sample_builder.specs import MISSING_IN_MESSY, PREDICTION_STYLES, SampleSpec
 
 __all__ = ["build_predictions"]
 
@@ -310,13 +310,13 @@ def build_predictions(specs: Sequence[SampleSpec]) -> dict[str, list[dict[str, A
 
     Args:
         specs: The sample specs (see
-            :func:`~crystalbench.data.sample_builder.writer.sample_specs`).
+            :func:`~tools.sample_builder.writer.sample_specs`).
 
     Returns:
         ``{style: [record, ...]}`` with records ready to write as JSONL.
 
     Examples:
-        >>> from crystalbench.data.sample_builder import sample_specs
+        >>> from tools.sample_builder import sample_specs
         >>> predictions = build_predictions(sample_specs())
         >>> {style: len(records) for style, records in predictions.items()}["messy-raw"]
         38

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from PIL import Image
 
-from crystalbench.data.sample_builder.drawing import BLACK, GREY, WHITE, _arrow, _canvas, _text
-from crystalbench.data.sample_builder.specs import Drawer, SampleSpec, _mc_forms, _s
+from tools.sample_builder.drawing import BLACK, GREY, WHITE, _arrow, _canvas, _text
+from tools.sample_builder.specs import Drawer, SampleSpec, _mc_forms, _s
 
 __all__ = ["scienceqa_specs"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PIL import Image
 
-from crystalbench.data.sample_builder.drawing import BLACK, GREY, _canvas
-from crystalbench.data.sample_builder.specs import Drawer, SampleSpec, Step, _mmvp_forms, _s
+from tools.sample_builder.drawing import BLACK, GREY, _canvas
+from tools.sample_builder.specs import Drawer, SampleSpec, Step, _mmvp_forms, _s
 
 __all__ = ["mmvp_specs"]
 

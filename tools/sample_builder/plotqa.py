@@ -11,7 +11,7 @@ from typing import Any
 
 from PIL import Image
 
-from crystalbench.data.sample_builder.specs import Drawer, SampleSpec, Step, _letter, _mc_forms, _s
+from tools.sample_builder.specs import Drawer, SampleSpec, Step, _letter, _mc_forms, _s
 
 __all__ = ["plotqa_specs"]
 

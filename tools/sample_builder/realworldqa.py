@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from PIL import Image, ImageDraw
 
-from crystalbench.data.sample_builder.drawing import (
+from tools.sample_builder.drawing import (
     BLACK,
     COLOURS,
     GREY,
@@ -18,7 +18,7 @@ from crystalbench.data.sample_builder.drawing import (
     _canvas,
     _text,
 )
-from crystalbench.data.sample_builder.specs import Drawer, SampleSpec, _embedded, _mc_forms, _s
+from tools.sample_builder.specs import Drawer, SampleSpec, _embedded, _mc_forms, _s
 
 __all__ = ["realworldqa_specs"]
 

@@ -1,5 +1,5 @@
 """Write the sample: the 40 specs in benchmark order, their images, the prediction files and
-the README, and the command line (``python -m crystalbench.data.sample_builder``).
+the README, and the command line (``python -m tools.sample_builder``).
 """
 
 from __future__ import annotations
@@ -13,16 +13,59 @@ from typing import Any
 from PIL import Image
 
 from crystalbench.data.loading import SAMPLE_DIR
-from crystalbench.data.sample_builder.mathvision import mathvision_specs
-from crystalbench.data.sample_builder.mmvp import mmvp_specs
-from crystalbench.data.sample_builder.plotqa import plotqa_specs
-from crystalbench.data.sample_builder.realworldqa import realworldqa_specs
-from crystalbench.data.sample_builder.scienceqa import scienceqa_specs
-from crystalbench.data.sample_builder.specs import PREDICTION_STYLES, SampleSpec
-from crystalbench.data.sample_builder.styles import build_predictions
 from crystalbench.types import BenchmarkItem
+from tools.sample_builder.mathvision import mathvision_specs
+from tools.sample_builder.mmvp import mmvp_specs
+from tools.sample_builder.plotqa import plotqa_specs
+from tools.sample_builder.realworldqa import realworldqa_specs
+from tools.sample_builder.scienceqa import scienceqa_specs
+from tools.sample_builder.specs import PREDICTION_STYLES, SampleSpec
+from tools.sample_builder.styles import build_predictions
 
-__all__ = ["SAMPLE_DIR", "build_sample", "main", "sample_specs", "save_png"]
+__all__ = [
+    "RENDERED_WITH",
+    "SAMPLE_DIR",
+    "build_sample",
+    "main",
+    "rendering_stack",
+    "sample_specs",
+    "save_png",
+]
+
+
+RENDERED_WITH: dict[str, str] = {
+    "Pillow": "13.0.0",
+    "FreeType": "2.14.3",
+    "zlib": "1.2.13",
+    "matplotlib": "3.11.2",
+}
+"""The libraries that decide the committed images' bytes, at the versions that rewrite them
+byte for byte: Pillow (drawing and its PNG encoder), the zlib it compresses with, the FreeType
+that renders its text, and matplotlib (the charts). The text files do not depend on them."""
+
+
+def rendering_stack() -> dict[str, str]:
+    """The versions of the :data:`RENDERED_WITH` libraries installed here (``"missing"`` if not).
+
+    Examples:
+        >>> sorted(rendering_stack()) == sorted(RENDERED_WITH)
+        True
+    """
+    from importlib import metadata
+
+    from PIL import __version__ as pillow
+    from PIL import features
+
+    try:
+        matplotlib = metadata.version("matplotlib")
+    except metadata.PackageNotFoundError:
+        matplotlib = "missing"
+    return {
+        "Pillow": pillow,
+        "FreeType": features.version("freetype2") or "missing",
+        "zlib": features.version("zlib") or "missing",
+        "matplotlib": matplotlib,
+    }
 
 
 DESCRIPTION = "Build the bundled sample benchmark and its prediction files, deterministically."
@@ -63,9 +106,10 @@ README = """\
 
 40 visual questions written for crystalbench, 8 in the style of each CRYSTAL source
 (`mathvision`, `scienceqa`, `realworldqa`, `mmvp`, `plotqa`). Nothing is copied from the real
-datasets: every image is drawn by `crystalbench/data/sample_builder/` (Pillow; matplotlib for
-the charts) from the same parameters that write the item's reference chain, so the facts the
-steps state are visible in the image.
+datasets: every image is drawn by `tools/sample_builder/` of the crystalbench repository
+(Pillow; matplotlib for the charts; the builder is not part of the installed package) from the
+same parameters that write the item's reference chain, so the facts the steps state are visible
+in the image.
 
 - `benchmark.jsonl`: one `BenchmarkItem` per line; `image` is relative to this file.
   All four answer types appear (multiple choice with a letter, option-text or MMVP `(a)` gold,
@@ -92,8 +136,9 @@ tau 0.35, macro averages over all 40 items; not comparable with the paper's numb
 | `messy-raw` | 57.5 | 0.725 | 0.875 | 0.630 | 5.35 | 0.973 | 0.719 | 2 | 2 |
 | `right-answer-weak-reasoning` | 95.0 | 0.093 | 0.275 | 0.057 | 1.70 | 0.988 | 0.092 | 0 | 0 |
 
-Regenerate with `python -m crystalbench.data.sample_builder` (needs matplotlib); the output is
-deterministic. Run `crystal demo` to score the five styles.
+Regenerate with `python -m tools.sample_builder` from the root of a clone of the repository
+(needs matplotlib); the output is deterministic, byte for byte (`tests/tools/` checks it). Run
+`crystal demo` to score the five styles.
 """
 
 
@@ -129,10 +174,8 @@ def build_sample(out_dir: str | Path = SAMPLE_DIR) -> list[BenchmarkItem]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command-line entry point: ``python -m crystalbench.data.sample_builder [--out DIR]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m crystalbench.data.sample_builder", description=DESCRIPTION
-    )
+    """Command-line entry point: ``python -m tools.sample_builder [--out DIR]``."""
+    parser = argparse.ArgumentParser(prog="python -m tools.sample_builder", description=DESCRIPTION)
     parser.add_argument("--out", type=Path, default=SAMPLE_DIR, help="output folder")
     args = parser.parse_args(argv)
     items = build_sample(args.out)
