@@ -225,8 +225,8 @@ class CompatJudgement(NamedTuple):
 
 
 def compat_judgement(
-    predicted: str,
-    gold: str,
+    predicted: object,
+    gold: object,
     question: str,
     *,
     relative_tolerance: float = NUMERIC_REL_TOL,
@@ -239,7 +239,8 @@ def compat_judgement(
     mismatch -> substring fallback (where its LLM grader would run when enabled).
 
     Args:
-        predicted: The model's answer, as given (blank answers included).
+        predicted: The model's answer, as given (blank answers included; other types
+            are read as their ``str``, as crystal-metrics does).
         gold: The gold answer.
         question: The question text its option lines (``"A) text"``) are read from.
         relative_tolerance: Its ``numeric_relative_tolerance``.
@@ -271,8 +272,9 @@ def compat_judgement(
     if cm_is_yes_no(gold_norm):
         answer_yn, gold_yn = cm_yes_no(predicted), cm_yes_no(gold)
         return result(answer_yn == gold_yn, "compat_yes_no", "yes_no", 1.0, answer_yn, gold_yn)
-    answer_choice, gold_choice = cm_choice_letter(predicted, question), cm_choice_letter(
-        gold, question
+    answer_choice, gold_choice = (
+        cm_choice_letter(predicted, question),
+        cm_choice_letter(gold, question),
     )
     if answer_choice is not None or gold_choice is not None:
         if answer_choice is None:
@@ -287,7 +289,7 @@ def compat_judgement(
     if len(gold_norm.split()) == 1 and len(answer_norm.split()) == 1:
         return result(False, "compat_single_word", "exact", 1.0, answer_norm, gold_norm)
     inside = answer_norm in gold_norm or gold_norm in answer_norm
-    rule = BLANK_RULE if inside and not predicted.strip() else "compat_substring"
+    rule = BLANK_RULE if inside and not str(predicted).strip() else "compat_substring"
     return CompatJudgement(
         inside, rule, "exact", 0.7 if inside else 0.3, answer_norm, gold_norm, True
     )
@@ -323,7 +325,9 @@ class CompatOutcome(NamedTuple):
     is configured; ``None`` when the verdict stands."""
 
 
-_BLANK_DETAIL = "blank answer credited: crystal-metrics 0.2.0's substring fallback finds '' in any gold"
+_BLANK_DETAIL = (
+    "blank answer credited: crystal-metrics 0.2.0's substring fallback finds '' in any gold"
+)
 
 
 def compat_verdict(
