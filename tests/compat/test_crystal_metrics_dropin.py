@@ -421,3 +421,10 @@ def test_llm_grader_without_openai_says_which_extra(monkeypatch):
     with pytest.raises(ImportError, match=r"crystalbench\[openai\]"):
         dropin.AccuracyCalculator(use_llm_grader=True)
     assert dropin.AccuracyCalculator().llm_grader is None
+
+
+def test_evaluate_dataset_without_pandas_says_which_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    evaluator = dropin.MLLMReasoningEvaluator("hash", use_cache=False)
+    with pytest.raises(ImportError, match=r"crystalbench\[compat\]"):
+        evaluator.evaluate_dataset({}, {})

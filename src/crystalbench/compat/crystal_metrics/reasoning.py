@@ -297,7 +297,13 @@ class MLLMReasoningEvaluator:
         """One ``pandas.DataFrame`` row per sample present in both mappings, in
         ground-truth order; a sample that fails (e.g. no reference steps) is printed and
         left out, as crystal-metrics does."""
-        import pandas as pd
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError(
+                "evaluate_dataset returns a pandas DataFrame, as crystal-metrics does: "
+                "pip install 'crystalbench[compat]' (or pandas)"
+            ) from error
 
         pred_ids, gt_ids = set(predictions), set(ground_truth)
         if pred_ids != gt_ids:
