@@ -163,7 +163,10 @@ def main() -> None:
         "cpu_model": cpu_model(),
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
-        "model_load_s": {"crystal-metrics": load_theirs, "drop-in (first use: ONNX export and session)": load_ours},
+        "model_load_s": {
+            "crystal-metrics": load_theirs,
+            "drop-in (first use: ONNX export and session)": load_ours,
+        },
         "paths": summary,
         "date": time.strftime("%Y-%m-%d %H:%M"),
     }

@@ -62,7 +62,10 @@ def test_semantic_reward_with_the_default_model_equals_crystal_metrics(theirs):
                     sample.completions, reference_steps=steps, threshold=threshold
                 )
                 expected = cm.semantic_reasoning_reward(
-                    sample.completions, reference_steps=steps, threshold=threshold, model=theirs.model
+                    sample.completions,
+                    reference_steps=steps,
+                    threshold=threshold,
+                    model=theirs.model,
                 )
                 assert ours == expected
     finally:
