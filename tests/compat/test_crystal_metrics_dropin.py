@@ -19,7 +19,7 @@ import pytest
 from cm_sample import HashModel, hash_embeddings, references, sample_sets
 
 import crystalbench.compat.crystal_metrics as dropin
-from crystalbench.compat.crystal_metrics import _engine, reasoning
+from crystalbench.compat.crystal_metrics import _engine, judge, reasoning
 from crystalbench.compat.matching import match_rules
 from crystalbench.encoders import HashEncoder
 from crystalbench.matching import greedy_pairs
@@ -71,6 +71,9 @@ def _callables(theirs: Any) -> dict[str, Any]:
             found[name] = obj
     for name in ("check_answer_match", "_extract_json_object", "_validate_schema", "_content_of"):
         found[f"rewards.{name}"] = getattr(cm_rewards, name)
+    grader = pytest.importorskip("crystal_metrics.judge").LLMGrader
+    found["judge.LLMGrader.__init__"] = grader.__init__
+    found["judge.LLMGrader.verify_answer"] = grader.verify_answer
     return found
 
 
@@ -81,6 +84,8 @@ def test_signatures_are_crystal_metrics():
     for dotted, function in theirs.items():
         if dotted.startswith("rewards."):
             ours: Any = getattr(dropin.rewards, dotted.split(".", 1)[1])
+        elif dotted.startswith("judge."):
+            ours = getattr(judge.LLMGrader, dotted.rsplit(".", 1)[1])
         elif "." in dotted:
             cls, attr = dotted.split(".")
             ours = getattr(getattr(dropin, cls), attr, None)
@@ -313,6 +318,7 @@ def test_a_model_object_or_encoder_can_be_passed_as_there():
     swapped = dropin.MLLMReasoningEvaluator("hash", 0.3, use_cache=False)
     swapped.model = HashModel()
     assert swapped.evaluate_single(steps, refs).match_f1 == 0.5
+    assert by_object.model is model  # handed back as given, as crystal-metrics' attribute is
 
 
 def test_evaluate_dataset_embeds_each_text_once_in_few_calls(tmp_path):
@@ -410,8 +416,6 @@ def test_llm_grader_failure_falls_back_to_string_matching(judge_server, capsys):
 
 
 def test_llm_grader_without_openai_says_which_extra(monkeypatch):
-    from crystalbench.compat.crystal_metrics import judge
-
     real = judge.importlib.util.find_spec
     monkeypatch.setattr(
         judge.importlib.util,

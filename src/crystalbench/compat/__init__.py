@@ -4,4 +4,7 @@ Compat mode (``compat="crystal-metrics-0.2"``, ``answer_rules="crystal-metrics-0
 reproduces the numbers of the authors' PyPI package so that its published scores can be
 recomputed; paper mode never reaches into this package. The differences are listed in
 ``docs/metrics.md`` ("Where compat mode differs").
+
+:mod:`crystalbench.compat.crystal_metrics` offers these rules behind crystal-metrics' own API
+(a drop-in for code that calls its classes and reward functions; ``docs/crystal-metrics.md``).
 """

@@ -20,6 +20,7 @@ import numpy as np
 
 from crystalbench.compat.crystal_metrics._engine import (
     DEFAULT_MODEL,
+    ModelEncoder,
     build_front,
     greedy_matches,
     kendall_tau,
@@ -150,9 +151,11 @@ class MLLMReasoningEvaluator:
 
     @property
     def model(self) -> Any:
-        """The encoder (a crystalbench ``Encoder``; built on first access, loaded on first
-        use). Assign a ``SentenceTransformer`` or an ``Encoder`` to use another."""
-        return self._embedder().encoder
+        """The encoder: a model object given (a ``SentenceTransformer``) as it was given,
+        else a crystalbench ``Encoder`` (built on first access, loaded on first use).
+        Assign a ``SentenceTransformer`` or an ``Encoder`` to use another."""
+        encoder = self._embedder().encoder
+        return encoder.model if isinstance(encoder, ModelEncoder) else encoder
 
     @model.setter
     def model(self, value: Any) -> None:
