@@ -116,7 +116,11 @@ def test_answer_is_blue_is_not_b():
 
 
 def test_empty_answers_are_never_correct():
-    """Attack: say nothing; a substring fallback finds "" inside every gold."""
+    """Attack: say nothing; a substring fallback finds "" inside every gold.
+
+    Paper mode: never correct. Compat mode reproduces crystal-metrics 0.2.0, which credits a
+    blank answer against every gold but a yes/no one, under its own rule (``compat_blank``)
+    so that it can be counted; no answer at all (``None``) stays missing."""
     items = [
         make_item("stop sign", "What sign?"),
         make_item("B", "Which?", options=["cat", "dog"]),
@@ -127,7 +131,11 @@ def test_empty_answers_are_never_correct():
         for answer in (None, "", "   ", "\n"):
             verdict = score_answer(answer, item)
             assert (verdict.correct, verdict.rule) == (False, "missing")
-            assert score_answer(answer, item, compat=COMPAT).rule == "missing"
+            compat = score_answer(answer, item, compat=COMPAT)
+            if answer is None or item.answer == "yes":
+                assert (compat.correct, compat.rule) == (False, "missing")
+            else:  # the 0.2.0 bug, reproduced and named
+                assert (compat.correct, compat.rule) == (True, "compat_blank")
         for answer in (".", "...", "**", "?!"):  # not blank, but says nothing
             assert score_answer(answer, item).correct is False, (answer, item.answer)
     assert score_answer(".", items[0], compat=COMPAT).correct is True  # the 0.2.0 bug

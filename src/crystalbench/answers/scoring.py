@@ -36,10 +36,18 @@ def _check_compat(compat: str | None) -> bool:
 
 def _compat(
     predicted: str, item: BenchmarkItem, answer_type: AnswerType, judge: Judge | None
-) -> AnswerVerdict | NeedsJudge:
-    outcome = compat_answers.compat_verdict(
-        predicted, item, answer_type, with_judge=judge is not None
-    )
+) -> AnswerVerdict | NeedsJudge | None:
+    """The compat verdict; ``None`` for a blank answer crystal-metrics does not credit."""
+    with_judge = judge is not None
+    if predicted.strip():
+        outcome = compat_answers.compat_verdict(predicted, item, answer_type, with_judge=with_judge)
+    else:
+        blank = compat_answers.compat_blank_outcome(
+            predicted, item, answer_type, with_judge=with_judge
+        )
+        if blank is None:
+            return None
+        outcome = blank
     if outcome.judge_request is None:
         return outcome.verdict
     return NeedsJudge(
@@ -58,6 +66,11 @@ def _rules(
     answer_type = infer_answer_type(item)
     if not item.answer.strip():
         raise InputError(f"item {item.id}: empty gold answer", field="answer")
+    if use_compat and predicted is not None:
+        # None: a blank answer crystal-metrics does not credit (it credits most: compat_blank)
+        outcome = _compat(predicted, item, answer_type, judge)
+        if outcome is not None:
+            return outcome
     if predicted is None or not predicted.strip():
         return AnswerVerdict(
             correct=False,
@@ -66,8 +79,6 @@ def _rules(
             gold=item.answer,
             detail="no answer",
         )
-    if use_compat:
-        return _compat(predicted, item, answer_type, judge)
     if answer_type == "multiple_choice":
         return multiple_choice_verdict(predicted, item)
     if answer_type == "numeric":

@@ -6,7 +6,9 @@ recomputed; paper mode never reaches into this package. The differences are list
 ``docs/metrics.md`` ("Where compat mode differs").
 
 Compat mode is reached through :class:`~crystalbench.config.ScoreConfig` (``compat``,
-``answer_rules``); no name of this package is public.
+``answer_rules``). :mod:`crystalbench.compat.crystal_metrics` offers these rules behind
+crystal-metrics' own API (a drop-in for code that calls its classes and reward functions;
+``docs/crystal-metrics.md``); it is this package's one public module.
 """
 
 __all__: list[str] = []
