@@ -128,7 +128,8 @@ LAYERS: tuple[Layer, ...] = (
         "each entry one product over the core: item sets built from source datasets, running "
         "models (`inference/pipeline.py`: infer, score, report), building reference chains, "
         "reports, the human-review app, evaluator validation, rewards and the reward server, "
-        "GRPO training, other harnesses, the crystal-metrics 0.2 drop-in API; a product imports another only along a declared edge",
+        "GRPO training, other harnesses, the crystal-metrics 0.2 drop-in API; a product "
+        "imports another only along a declared edge",
     ),
     Layer(
         "shells",
