@@ -6,12 +6,15 @@ judge matcher (a real OpenAI-compatible server on loopback, the official ``opena
 alternative reference chains, MMVP pairs, both order metrics, thresholds, alpha, difficulty
 cut-offs, a source subset and lenient unknown ids.
 
-This test failed on the code before the single engine (checked by running it against that
-commit's ``scoring_many.py``, and again after the change by dropping the reference chains
-from the judge matcher's questions): ``evaluate_many`` asked the judge matcher about the
-primary chain only (``matcher.prepare(work, steps, tick)`` without the chains that
+This test fails on the code before the single engine (checked against that commit's
+``scoring.py`` / ``scoring_many.py``): there ``evaluate_many`` asked the judge matcher about
+the primary chain only (``matcher.prepare(work, steps, tick)`` without the chains that
 ``evaluate`` passed), so an item whose prediction follows an alternative chain scored Match
-F1 1.0 alone and 0.0 among several sets (:func:`test_the_judge_matcher_scores_the_same_alone_and_among_sets`).
+F1 1.0 alone and 0.8 among several sets here (with a judge that names nothing in the
+primary chain, the issue's 1.0 against 0.0). Both doors now share one engine, so dropping
+the chains again (checked: ``ready.chains[:1]`` in ``JudgeMatcher.requests``) breaks both
+alike; the judge-matcher tests then fail on their expected values (the alternative chain,
+judged, scores 1.0; ``examples.jsonl`` names it).
 """
 
 from __future__ import annotations
@@ -163,7 +166,8 @@ def test_every_option_scores_the_same_alone_and_among_sets(
         out_dir=tmp_path / "m",
         chunk_items=chunk_items,
     )
-    assert many.ok and list(many.runs) == list(sets)
+    assert many.ok
+    assert list(many.runs) == list(sets)
     for name in sets:
         assert_same_run(alone[name], many.runs[name], name)
         written = (tmp_path / "m" / name / EXAMPLES_FILE).read_bytes()
@@ -261,16 +265,21 @@ def judge_world() -> tuple[Benchmark, dict[str, list[Prediction]]]:
     return bench, sets
 
 
+def judge_config(server: LoopbackServer, **judge: Any) -> ScoreConfig:
+    """The judge matcher at ``server`` (hash encoder, no embedding cache)."""
+    return ScoreConfig(
+        encoder="hash",
+        use_cache=False,
+        matcher="judge",
+        matcher_judge=JudgeConfig(url=server.base_url, model="judge-model", **judge),
+    )
+
+
 @pytest.mark.parametrize("chunk_items", [8192, 1])
 def test_the_judge_matcher_scores_the_same_alone_and_among_sets(cache_dir, chunk_items):
     bench, sets = judge_world()
     with LoopbackServer(judge_state()) as server:
-        config = ScoreConfig(
-            encoder="hash",
-            use_cache=False,
-            matcher="judge",
-            matcher_judge=JudgeConfig(url=server.base_url, model="judge-model", concurrency=4),
-        )
+        config = judge_config(server, concurrency=4)
         alone = {name: evaluate(bench, preds, config) for name, preds in sets.items()}
         many = evaluate_many(bench, sets, config, chunk_items=chunk_items)
     assert many.ok
@@ -296,12 +305,7 @@ def test_judge_matcher_failures_are_counted_per_set(cache_dir):
         }
     )
     with LoopbackServer(state) as server:
-        config = ScoreConfig(
-            encoder="hash",
-            use_cache=False,
-            matcher="judge",
-            matcher_judge=JudgeConfig(url=server.base_url, model="judge-model", timeout=5),
-        )
+        config = judge_config(server, timeout=5)
         alone = {name: evaluate(bench, preds, config) for name, preds in sets.items()}
         many = evaluate_many(bench, sets, config)
     failed = {
@@ -321,12 +325,7 @@ def test_examples_of_a_judged_run_name_the_chain(tmp_path: Path, cache_dir):
     """The judged alternative chain is what ``examples.jsonl`` records, alone or not."""
     bench, sets = judge_world()
     with LoopbackServer(judge_state()) as server:
-        config = ScoreConfig(
-            encoder="hash",
-            use_cache=False,
-            matcher="judge",
-            matcher_judge=JudgeConfig(url=server.base_url, model="judge-model"),
-        )
+        config = judge_config(server)
         evaluate(bench, sets["follows-the-alternative"], config, out_dir=tmp_path / "alone")
         evaluate_many(bench, sets, config, out_dir=tmp_path / "many")
     alone = (tmp_path / "alone" / EXAMPLES_FILE).read_bytes()
