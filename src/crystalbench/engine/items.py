@@ -169,9 +169,11 @@ def is_empty_prediction(pred: Prediction) -> bool:
     """A record that carries nothing at all (e.g. an inference error): scored as missing.
 
     Examples:
-        >>> is_empty_prediction(Prediction(id="1")), is_empty_prediction(Prediction(id="1", answer="B"))
-        (True, False)
-    """  # noqa: E501
+        >>> is_empty_prediction(Prediction(id="1"))
+        True
+        >>> is_empty_prediction(Prediction(id="1", answer="B"))
+        False
+    """
     return pred.reasoning_steps is None and pred.answer is None and pred.response is None
 
 
@@ -316,6 +318,9 @@ class ItemScorer:
         pred = vectors.of(pred_steps)
         best: tuple[int, ReferenceChain, dict[str, Any]] | None = None
         for index, chain in enumerate(prepared.chains):
+            # Stage 2 (candidate filters) then stage 3 (matching and order, against the
+            # chain's order). What a filter decided about this item (a guard's vetoes) is
+            # the winning chain's, recorded with its fields.
             similarity = self.candidates(pred, vectors.of(chain.steps), pred_steps, chain.steps)
             fields = self.chain_fields(similarity, chain)
             if best is None or (fields["f1"], fields["ordered_f1"]) > (
