@@ -22,6 +22,7 @@ def crystal_reasoning():
     """crystal-metrics 0.2.0's matcher: only the parity tests skip without the package."""
     return pytest.importorskip("crystal_metrics.reasoning")
 
+
 COMPAT = ScoreConfig(encoder="hash", use_cache=False, compat="crystal-metrics-0.2")
 PAPER = ScoreConfig(encoder="hash", use_cache=False)
 
