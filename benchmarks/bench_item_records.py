@@ -100,48 +100,25 @@ def main() -> int:
 
 def time_loop(args: argparse.Namespace) -> int:
     """Best-of-N thread CPU seconds of the per-item loop (``--loop``)."""
-    import inspect
-
-    from crystalbench.scoring import Aggregator, Scorer, _is_empty_prediction, _stack_rows
+    from crystalbench.engine import Aggregator, ScoringEngine, StepVectors
 
     root = args.workdir or Path(tempfile.gettempdir()) / f"crystal-bench-items-{args.items}"
     files = workload.write_workload(root, args.items, 1, crystal_metrics_format=False)
     bench = load_benchmark(str(files.benchmark))
     preds = load_predictions(files.predictions[0]).by_id
-    scorer = Scorer(ScoreConfig(encoder="hash", use_cache=False), encoder=HashEncoder())
-    from crystalbench.parsing import parse_prediction
-
-    work = []
-    for item in bench.items:
-        pred = preds.get(item.id)
-        parsed = parse_prediction(pred) if pred and not _is_empty_prediction(pred) else None
-        work.append((item, pred, parsed))
-    texts = list(
-        dict.fromkeys(
-            [s for item, _, _ in work for s in item.reference_steps if s.strip()]
-            + [s for _, _, parsed in work if parsed is not None for s in parsed.steps]
-        )
-    )
-    vectors = scorer.front.lookup(texts)
-    matrix = _stack_rows([vectors[t] for t in texts])
-    rows = {text: k for k, text in enumerate(texts)}
-    verdicts = scorer._verdicts([(item, parsed) for item, _, parsed in work])
-    new_api = "pred_steps" in inspect.signature(scorer._score).parameters
-    calls = []
-    for (item, pred, parsed), verdict in zip(work, verdicts, strict=True):
-        if new_api:
-            steps, blank = scorer._predicted_steps(pred, parsed)
-            calls.append((item, parsed, steps, blank, matrix, rows, verdict))
-        else:
-            given = pred.reasoning_steps if pred is not None else None
-            blank = sum(1 for s in given if not s.strip()) if given else 0
-            calls.append((item, parsed, matrix, rows, verdict, blank))
+    engine = ScoringEngine(ScoreConfig(encoder="hash", use_cache=False), encoder=HashEncoder())
+    scorer = engine.item_scorer()
+    ready = [scorer.prepare(item, preds.get(item.id)) for item in bench.items]
+    texts = list(dict.fromkeys(t for one in ready for t in one.texts()))
+    vectors = StepVectors(texts, engine.front.lookup_matrix(texts))
+    verdicts = engine.verdicts(ready)
+    calls = list(zip(ready, verdicts, strict=True))
     passes = []
     for _ in range(args.repeats):
         aggregator = Aggregator()
         started = time.thread_time()
-        for call in calls:
-            aggregator.add(scorer._score(*call))
+        for one, verdict in calls:
+            aggregator.add(scorer.score(one, vectors, verdict))
         passes.append(time.thread_time() - started)
     report = {
         "items": args.items,

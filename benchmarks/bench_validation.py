@@ -66,46 +66,29 @@ def files_for(args: argparse.Namespace, sets: int) -> Any:
 
 
 def _inline_classes() -> tuple[Any, Any]:
-    """A per-item record with a ``candidates`` field and a scorer that fills it."""
+    """A per-item record with a ``candidates`` field and an item scorer that fills it."""
     from pydantic import Field
 
-    from crystalbench.difficulty import assign_difficulty
-    from crystalbench.matching import chain_fields, cosine_matrix
-    from crystalbench.scoring import Scorer, _non_blank
+    from crystalbench.engine import ItemScorer
     from crystalbench.types import ItemResult
     from crystalbench.validation import best_unmatched
 
     class ItemWithCandidates(ItemResult):
         candidates: list[tuple[int, int, float]] = Field(default_factory=list)
 
-    class InlineScorer(Scorer):
-        def _score(self, item, parsed, pred_steps, pred_blank, matrix, rows, verdict):  # type: ignore[no-untyped-def]
-            ref_steps, ref_blank = _non_blank(item.reference_steps)
-            pred = matrix[[rows[s] for s in pred_steps]]
-            ref = matrix[[rows[s] for s in ref_steps]]
-            similarity = cosine_matrix(pred, ref)
-            chain = chain_fields(
-                similarity,
-                rules=self.rules,
-                alpha=self.config.alpha,
-                order_metric=self.config.order_metric,
-            )
+    class InlineScorer(ItemScorer):
+        """The shipped per-item step, keeping each chain's candidates for the record."""
+
+        def chain_fields(self, similarity, chain):  # type: ignore[no-untyped-def]
+            self.similarities.append(similarity)
+            return super().chain_fields(similarity, chain)
+
+        def score(self, prepared, vectors, verdict):  # type: ignore[no-untyped-def]
+            self.similarities: list[Any] = []
+            result = super().score(prepared, vectors, verdict)
+            similarity = self.similarities[result.ref_chain]
             return ItemWithCandidates(
-                id=item.id,
-                source=item.source,
-                difficulty=assign_difficulty(item, self.config.difficulty),
-                missing=parsed is None,
-                parse_status="missing" if parsed is None else parsed.status,
-                n_blank_dropped=ref_blank + pred_blank,
-                **chain,
-                answer_correct=verdict.correct,
-                answer_rule=verdict.rule,
-                answer_type=verdict.answer_type,
-                pred_answer=parsed.answer if parsed is not None else None,
-                gold_answer=item.answer,
-                pred_steps=pred_steps,
-                ref_steps=ref_steps,
-                candidates=best_unmatched(similarity, chain["matches"]),
+                **dict(result), candidates=best_unmatched(similarity, result.matches)
             )
 
     return ItemWithCandidates, InlineScorer
@@ -113,10 +96,10 @@ def _inline_classes() -> tuple[Any, Any]:
 
 def export(args: argparse.Namespace) -> dict[str, Any]:
     from crystalbench.encoders import EmbeddingStore, HashEncoder
+    from crystalbench.engine import ScoringEngine, StepVectors
     from crystalbench.io import read_jsonl
-    from crystalbench.parsing import parse_prediction
     from crystalbench.report import load_run
-    from crystalbench.scoring import Scorer, _is_empty_prediction, _stack_rows, evaluate
+    from crystalbench.scoring import evaluate
     from crystalbench.types import ItemResult
     from crystalbench.validation import sample_pairs
 
@@ -127,34 +110,22 @@ def export(args: argparse.Namespace) -> dict[str, Any]:
     config = ScoreConfig(encoder="hash", use_cache=False)
     results: dict[str, Any] = {"items": args.items, "load_average_start": load()}
     prepared = {}
-    for name, cls in (("shipped", Scorer), ("inline", inline_scorer)):
-        scorer = cls(config, encoder=HashEncoder())
-        work = []
-        for item in bench.items:
-            pred = preds.by_id.get(item.id)
-            parsed = parse_prediction(pred) if pred and not _is_empty_prediction(pred) else None
-            work.append((item, pred, parsed))
-        texts = list(
-            dict.fromkeys(
-                [s for item, _, _ in work for s in item.reference_steps if s.strip()]
-                + [s for _, _, p in work if p is not None for s in p.steps]
-            )
-        )
-        vectors = scorer.front.lookup(texts)
-        matrix = _stack_rows([vectors[t] for t in texts])
-        rows = {t: k for k, t in enumerate(texts)}
-        verdicts = scorer._verdicts([(item, parsed) for item, _, parsed in work])
-        calls = []
-        for (item, pred, parsed), verdict in zip(work, verdicts, strict=True):
-            steps, blank = scorer._predicted_steps(pred, parsed)
-            calls.append((item, parsed, steps, blank, matrix, rows, verdict))
+    for name in ("shipped", "inline"):
+        engine = ScoringEngine(config, encoder=HashEncoder())
+        shipped = engine.item_scorer()
+        scorer = shipped if name == "shipped" else inline_scorer(engine.rules)
+        ready = [scorer.prepare(item, preds.by_id.get(item.id)) for item in bench.items]
+        texts = list(dict.fromkeys(t for one in ready for t in one.texts()))
+        vectors = StepVectors(texts, engine.front.lookup_matrix(texts))
+        verdicts = engine.verdicts(ready)
+        calls = [(one, vectors, verdict) for one, verdict in zip(ready, verdicts, strict=True)]
         prepared[name] = (scorer, calls)
     loops: dict[str, list[float]] = {"shipped": [], "inline": []}
     records: dict[str, list[Any]] = {}
     for _ in range(args.repeats):
         for name, (scorer, calls) in prepared.items():
             started = time.thread_time()
-            out = [scorer._score(*call) for call in calls]
+            out = [scorer.score(*call) for call in calls]
             loops[name].append(time.thread_time() - started)
             records[name] = out
     with tempfile.TemporaryDirectory() as tmp:

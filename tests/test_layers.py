@@ -99,6 +99,7 @@ LAYERS: tuple[Layer, ...] = (
             "difficulty.py",
             "pairs.py",
             "config.py",
+            "engine/",
             "scoring.py",
             "scoring_many.py",
             "results.py",
@@ -108,7 +109,9 @@ LAYERS: tuple[Layer, ...] = (
         "embeddings (`encoders/loading.py` builds one encoder, `parallel.py` spreads it, "
         "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, order scores "
         "(LIS, Kendall, partial orders), difficulty tiers, "
-        "MMVP pairs, per-item and summary metrics, results folders written atomically, bootstrap "
+        "MMVP pairs, the one scoring engine (`engine/`: any number of prediction sets, per item "
+        "and in aggregate; `scoring.py` and `scoring_many.py` are its doors), results folders "
+        "written atomically, bootstrap "
         "and paired tests, agreement between raters (`agreement.py`: kappa, alpha)",
     ),
     Layer(

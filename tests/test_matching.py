@@ -310,10 +310,14 @@ def test_kendall_matches_pairwise_definition(sequence):
 
 # ----------------------------------------------------------------------------- parity
 
-crystal_reasoning = pytest.importorskip("crystal_metrics.reasoning")
+
+@pytest.fixture(scope="module")
+def crystal_reasoning():
+    """crystal-metrics 0.2.0's matcher: only the parity tests skip without the package."""
+    return pytest.importorskip("crystal_metrics.reasoning")
 
 
-def _reference_evaluator(threshold: float):
+def _reference_evaluator(crystal_reasoning, threshold: float):
     """crystal-metrics' evaluator without loading a model (its tests do the same)."""
     evaluator = crystal_reasoning.MLLMReasoningEvaluator.__new__(
         crystal_reasoning.MLLMReasoningEvaluator
@@ -333,14 +337,16 @@ def _reference_evaluator(threshold: float):
     st.sampled_from(["lis", "kendall"]),
     st.booleans(),
 )
-def test_compat_mode_matches_crystal_metrics(m, n, seed, alpha, order_metric, quantise):
+def test_compat_mode_matches_crystal_metrics(
+    crystal_reasoning, m, n, seed, alpha, order_metric, quantise
+):
     """Per-item P/R/F1/LIS/Kendall/Ordered F1 equal crystal-metrics 0.2.0 on the same matrix."""
     rng = np.random.default_rng(seed)
     pred = rng.normal(size=(m, 16)).astype(np.float32)
     ref = rng.normal(size=(n, 16)).astype(np.float32)
     if quantise:  # duplicated rows create exact ties, where the tie order matters
         pred[rng.integers(0, m, size=m // 2)] = ref[0]
-    evaluator = _reference_evaluator(0.2)
+    evaluator = _reference_evaluator(crystal_reasoning, 0.2)
     s = evaluator._compute_similarity_matrix(pred, ref)
     _, _, theirs_pairs = evaluator._find_matches(s, 0.2)
     ours = score_chain(
@@ -388,3 +394,26 @@ def test_identical_steps_get_identical_cosines_so_the_tie_rule_decides():
         matched = {i for i, _, _ in pairs}
         if len(pred) - 1 in matched:  # the second copy only matches after the first
             assert len(pred) - 2 in matched
+
+
+def test_only_the_parity_tests_need_crystal_metrics():
+    """No test module asks for crystal-metrics at import (``pytest.importorskip`` at module
+    level skips every test of the module: all 31 matching tests once skipped without the
+    package); the parity tests ask for it in a fixture. The modules that skip as a whole
+    for another package (``datasets``, ``torch``) need it in every test."""
+    import ast
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    offenders = []
+    for path in sorted(tests.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+                named = [a.value for a in call.args if isinstance(a, ast.Constant)]
+                if getattr(call.func, "attr", None) == "importorskip" and any(
+                    str(name).startswith("crystal_metrics") for name in named
+                ):
+                    offenders.append(f"{path.relative_to(tests)}:{node.lineno}")
+    assert offenders == []

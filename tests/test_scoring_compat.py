@@ -16,7 +16,12 @@ from crystalbench.scoring import evaluate
 from crystalbench.types import Prediction
 from fakes import make_benchmark, make_item
 
-crystal_reasoning = pytest.importorskip("crystal_metrics.reasoning")
+
+@pytest.fixture(scope="module")
+def crystal_reasoning():
+    """crystal-metrics 0.2.0's matcher: only the parity tests skip without the package."""
+    return pytest.importorskip("crystal_metrics.reasoning")
+
 
 COMPAT = ScoreConfig(encoder="hash", use_cache=False, compat="crystal-metrics-0.2")
 PAPER = ScoreConfig(encoder="hash", use_cache=False)
@@ -90,7 +95,7 @@ PREDICTIONS = [
 ]
 
 
-def _theirs(encoder, bias_threshold: float):
+def _theirs(crystal_reasoning, encoder, bias_threshold: float):
     """crystal-metrics' own evaluate_single with our encoder in place of its model."""
     evaluator = crystal_reasoning.MLLMReasoningEvaluator.__new__(
         crystal_reasoning.MLLMReasoningEvaluator
@@ -111,7 +116,7 @@ def _theirs(encoder, bias_threshold: float):
 
 
 @pytest.mark.parametrize("bias", [0.3, 0.6])
-def test_blank_steps_score_as_crystal_metrics_does(bias):
+def test_blank_steps_score_as_crystal_metrics_does(crystal_reasoning, bias):
     """Per item P/R/F1/LIS/Ordered F1 and m equal crystal-metrics 0.2.0, blank steps included.
 
     With bias 0.3 a blank step's cosine to every reference is 0.29 (< tau): blanks only
@@ -120,7 +125,7 @@ def test_blank_steps_score_as_crystal_metrics_does(bias):
     """
     encoder = SentenceLikeEncoder(bias)
     run = evaluate(make_benchmark(ITEMS), PREDICTIONS, COMPAT, encoder=encoder)
-    theirs = _theirs(encoder, 0.35)
+    theirs = _theirs(crystal_reasoning, encoder, 0.35)
     for item in run.items:
         expected = theirs[item.id]
         assert item.n_pred == expected.num_predicted_steps

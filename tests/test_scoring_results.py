@@ -180,7 +180,7 @@ def test_a_failed_run_keeps_the_previous_pair(tmp_path, monkeypatch):
     def broken(*_args, **_kwargs):
         raise RuntimeError("the judge went away")
 
-    monkeypatch.setattr("crystalbench.scoring.Scorer._verdicts", broken)
+    monkeypatch.setattr("crystalbench.engine.ScoringEngine.verdicts", broken)
     with pytest.raises(RuntimeError):
         evaluate(bench, [], HASH_CONFIG, out_dir=out)
     assert ((out / "summary.json").read_bytes(), (out / "examples.jsonl").read_bytes()) == before

@@ -2,22 +2,16 @@
 
 A leaderboard of twenty models scored by twenty ``crystal score`` processes loads the
 encoder twenty times and encodes the reference steps twenty times. :func:`evaluate_many`
-loads it once and scores every set in the same pass over the benchmark:
+loads it once and scores every set in the same pass over the benchmark, through the same
+engine as :func:`~crystalbench.scoring.evaluate` (:class:`crystalbench.engine.ScoringEngine`:
+one encoder, each distinct step text embedded once for all sets and all chunks; see
+:mod:`crystalbench.engine.core`), so every per-item record and every summary number equals
+that of a separate run. What this module adds is the sets themselves:
 
 1. every set is loaded and checked first; a bad one (malformed, unknown ids without
    ``lenient``, not found, a name used twice or one that is no folder name) fails alone,
    recorded in :attr:`MultiRunResult.failures`, and the others go on;
-2. every set's predictions are parsed;
-3. the benchmark is walked in chunks; each chunk's step texts, of every set together
-   (references once, then each distinct predicted step once), go through one
-   :class:`~crystalbench.encoders.CachingEncoder` lookup: the cache first, then the
-   encoder for the misses. A text that recurs in a later chunk is kept in memory until
-   its last chunk, so the encoder sees each distinct text once in the whole run, with or
-   without the on-disk cache;
-4. each set's items are scored exactly as :func:`~crystalbench.scoring.evaluate` scores
-   them (the same :class:`~crystalbench.scoring.Scorer`), so every per-item record and
-   every summary number equals that of a separate run;
-5. each set gets its own results folder ``out_dir/NAME`` (``examples.jsonl`` and
+2. each set gets its own results folder ``out_dir/NAME`` (``examples.jsonl`` and
    ``summary.json``, written as one pair by :mod:`crystalbench.results`), ready for
    ``crystal leaderboard out_dir/*`` and ``crystal report out_dir/*``.
 
@@ -34,34 +28,26 @@ from __future__ import annotations
 import glob
 import time
 import unicodedata
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from crystalbench.config import ScoreConfig
 from crystalbench.data.loading import Benchmark
 from crystalbench.encoders import EmbeddingStore, Encoder
 from crystalbench.encoders.cache import EncodeStats
+from crystalbench.engine import (
+    ProgressHook,
+    RunResult,
+    ScoredSet,
+    ScoringEngine,
+    as_prediction_set,
+)
 from crystalbench.errors import CrystalbenchError, InputError
 from crystalbench.predictions import PredictionSet, load_predictions
 from crystalbench.results import ResultsWriter
-from crystalbench.scoring import (
-    Aggregator,
-    ProgressHook,
-    RunResult,
-    Scorer,
-    Work,
-    _stack_rows,
-    _step_texts,
-    as_prediction_set,
-    check_ids,
-    run_summary,
-)
 from crystalbench.settings import SCORE_CHUNK_ITEMS
-from crystalbench.types import ItemResult, Prediction
+from crystalbench.types import Prediction
 
 __all__ = [
     "FailedSet",
@@ -283,21 +269,6 @@ def single_predictions_path(values: Sequence[str]) -> Path | None:
     return path
 
 
-@dataclass
-class _Set:
-    """One prediction set being scored."""
-
-    name: str
-    predictions: PredictionSet
-    known: dict[str, Prediction]
-    unknown: list[str]
-    writer: ResultsWriter | None
-    aggregator: Aggregator = field(default_factory=Aggregator)
-    items: list[ItemResult] = field(default_factory=list)
-    work: list[Work] = field(default_factory=list)
-    steps: list[tuple[list[str], int]] = field(default_factory=list)
-
-
 def _source_of(value: PredictionsInput) -> str:
     if isinstance(value, (str, Path)):
         return str(value)
@@ -393,38 +364,22 @@ def evaluate_many(
     """
     config = config or ScoreConfig()
     began = time.perf_counter()
-    scorer = Scorer(config, encoder=encoder, judge=judge, store=store, progress=progress)
-    subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
+    engine = ScoringEngine(config, encoder=encoder, judge=judge, store=store, progress=progress)
     out = Path(out_dir) if out_dir is not None else None
     failures: list[FailedSet] = []
-    sets: list[_Set] = []
+    sets: list[ScoredSet] = []
     try:
-        _load(benchmark, _entries(predictions), config, out, sets, failures)
-        scorer.timings["load"] = time.perf_counter() - began
-        _score_all(scorer, subset, sets, progress, keep_items, chunk_items)
-        runs: dict[str, RunResult] = {}
-        for one in sets:
-            summary = run_summary(scorer, one.aggregator, subset, one.predictions, one.unknown)
-            if one.writer is not None:
-                started = time.perf_counter()
-                summary = one.writer.commit(summary)
-                scorer.timings["write"] = (
-                    scorer.timings.get("write", 0.0) + time.perf_counter() - started
-                )
-            runs[one.name] = RunResult(
-                items=one.items,
-                summary=summary,
-                encode_stats=scorer.front.stats,
-                timings=scorer.timings,
-            )
+        _load(benchmark, _entries(predictions), config, out, keep_items, sets, failures)
+        engine.timings["load"] = time.perf_counter() - began
+        results = engine.run(engine.subset(benchmark), sets, chunk_items=chunk_items)
     finally:
-        for one in sets:
+        for one in sets:  # a no-op after the commit; otherwise keeps the previous pair
             if one.writer is not None:
-                one.writer.abort()  # a no-op after the commit; otherwise keeps the previous pair
-    scorer.timings["total"] = time.perf_counter() - began
-    scorer.timings["encode_forward"] = scorer.front.stats.encode_seconds
+                one.writer.abort()
+    engine.finish_timings(began)
+    runs = {one.name: run for one, run in zip(sets, results, strict=True)}
     return MultiRunResult(
-        runs=runs, failures=failures, encode_stats=scorer.front.stats, timings=scorer.timings
+        runs=runs, failures=failures, encode_stats=engine.front.stats, timings=engine.timings
     )
 
 
@@ -433,7 +388,8 @@ def _load(
     entries: list[tuple[str, PredictionsInput]],
     config: ScoreConfig,
     out: Path | None,
-    sets: list[_Set],
+    keep_items: bool,
+    sets: list[ScoredSet],
     failures: list[FailedSet],
 ) -> None:
     """Load and check every set; each one that fails goes to ``failures``, alone.
@@ -467,103 +423,11 @@ def _load(
                 loaded = load_predictions(value, lenient=config.lenient)
             else:
                 loaded = as_prediction_set(value)
-            known, unknown = check_ids(benchmark, loaded, config.lenient)
-            writer = _open_writer(out / name) if out is not None else None
+            scored = ScoredSet.checked(
+                name, benchmark, loaded, lenient=config.lenient, keep_items=keep_items
+            )
+            scored.writer = _open_writer(out / name) if out is not None else None
         except CrystalbenchError as error:
             failures.append(FailedSet(name, source, error))
             continue
-        sets.append(_Set(name, loaded, known, unknown, writer))
-
-
-def _score_all(
-    scorer: Scorer,
-    subset: Benchmark,
-    sets: list[_Set],
-    progress: ProgressHook | None,
-    keep_items: bool,
-    chunk_items: int,
-) -> None:
-    """Parse every set, then embed and score chunk by chunk, all sets together."""
-    items = subset.items
-    total = len(items) * len(sets)
-    for one in sets:
-        began = time.perf_counter()
-        one.work, one.steps = scorer._prepare(items, one.known)
-        scorer._tick("parse", began)
-        if progress:
-            progress("parse", len(items), total)
-    per_chunk = max(1, chunk_items // max(1, len(sets)))
-    bounds = [(lo, min(lo + per_chunk, len(items))) for lo in range(0, len(items), per_chunk)]
-
-    def chunk_texts(lo: int, hi: int) -> list[str]:
-        texts: list[str] = []
-        for one in sets:
-            texts.extend(_step_texts(one.work[lo:hi], one.steps[lo:hi], scorer._reference_chains))
-        return list(dict.fromkeys(texts))
-
-    keep_after, drop_after = _recurring_texts(bounds, chunk_texts)
-    kept: dict[str, np.ndarray] = {}  # texts a later chunk needs again: their vectors
-    for index, (lo, hi) in enumerate(bounds):
-        began = time.perf_counter()
-        unique = chunk_texts(lo, hi)
-        found = scorer.front.lookup([t for t in unique if t not in kept])
-        for text in keep_after.pop(index, ()):
-            kept[text] = found[text]
-        matrix = _stack_rows([found[t] if t in found else kept[t] for t in unique])
-        del found
-        rows = {text: k for k, text in enumerate(unique)}
-        for text in drop_after.pop(index, ()):
-            del kept[text]
-        scorer._tick("embed", began)
-        for one in sets:
-            work, steps = one.work[lo:hi], one.steps[lo:hi]
-            began = time.perf_counter()
-            verdicts = scorer._verdicts(work)
-            scorer._tick("answers", began)
-            if scorer.matcher is not None:
-                scorer.matcher.prepare(work, steps, scorer._tick)
-            scored = written = 0.0
-            for (item, parsed), (pred_steps, blank), verdict in zip(
-                work, steps, verdicts, strict=True
-            ):
-                started = time.perf_counter()
-                result = scorer._score(item, parsed, pred_steps, blank, matrix, rows, verdict)
-                middle = time.perf_counter()
-                one.aggregator.add(result)
-                if keep_items:
-                    one.items.append(result)
-                if one.writer is not None:
-                    one.writer.write(result)
-                scored += middle - started
-                written += time.perf_counter() - middle
-                if progress:
-                    progress("score", 1, total)
-            scorer.timings["score"] = scorer.timings.get("score", 0.0) + scored
-            scorer.timings["write"] = scorer.timings.get("write", 0.0) + written
-
-
-def _recurring_texts(
-    bounds: Sequence[tuple[int, int]], chunk_texts: Callable[[int, int], list[str]]
-) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
-    """The texts needed in more than one chunk: ``(keep_after, drop_after)``.
-
-    ``keep_after[c]`` lists the texts first embedded in chunk ``c`` that a later chunk
-    needs again; ``drop_after[c]`` those whose last chunk is ``c``. Only these stay in
-    memory between chunks.
-    """
-    keep_after: dict[int, list[str]] = defaultdict(list)
-    drop_after: dict[int, list[str]] = defaultdict(list)
-    if len(bounds) < 2:
-        return keep_after, drop_after
-    first: dict[str, int] = {}
-    last: dict[str, int] = {}
-    for index, (lo, hi) in enumerate(bounds):
-        for text in chunk_texts(lo, hi):
-            if text in first:
-                last[text] = index
-            else:
-                first[text] = index
-    for text, end in last.items():
-        keep_after[first[text]].append(text)
-        drop_after[end].append(text)
-    return keep_after, drop_after
+        sets.append(scored)

@@ -18,9 +18,11 @@ import hashlib
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
@@ -163,18 +165,7 @@ class EmbeddingStore:
         """
         if self._scans(keys):
             return self._scan_matrix(encoder, keys)
-        found = np.zeros(len(keys), dtype=bool)
-        vectors = self.get_many(encoder, keys)
-        if not vectors:
-            return np.zeros((0, 0), dtype=np.float32), found
-        dim = next(iter(vectors.values())).shape[0]
-        matrix = np.empty((len(keys), dim), dtype=np.float32)
-        for row, key in enumerate(keys):
-            vector = vectors.get(key)
-            if vector is not None and vector.shape[0] == dim:
-                matrix[row] = vector
-                found[row] = True
-        return matrix, found
+        return _matrix_of(self.get_many(encoder, keys), keys)
 
     def _scan_matrix(self, encoder: str, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`get_matrix` by one pass over the table in rowid order (one read transaction)."""
@@ -283,6 +274,125 @@ class _Transaction:
         self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
+class VectorStore(Protocol):
+    """Where a :class:`CachingEncoder` finds and keeps vectors: an :class:`EmbeddingStore`
+    (on disk) or a :class:`MemoryStore` (in memory, optionally in front of one on disk)."""
+
+    def get_many(self, encoder: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """Vectors found for ``keys`` (missing keys are absent from the result)."""
+        ...
+
+    def get_matrix(self, encoder: str, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """The vectors of ``keys`` as matrix rows, and which rows were found."""
+        ...
+
+    def put_many(self, encoder: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        """Keep vectors."""
+        ...
+
+
+def _matrix_of(
+    found: dict[bytes, np.ndarray], keys: Sequence[bytes]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`EmbeddingStore.get_matrix`'s answer built from a ``get_many`` answer."""
+    hits = np.zeros(len(keys), dtype=bool)
+    if not found:
+        return np.zeros((0, 0), dtype=np.float32), hits
+    dim = next(iter(found.values())).shape[0]
+    matrix = np.empty((len(keys), dim), dtype=np.float32)
+    for row, key in enumerate(keys):
+        vector = found.get(key)
+        if vector is not None and vector.shape[0] == dim:
+            matrix[row] = vector
+            hits[row] = True
+    return matrix, hits
+
+
+class MemoryStore:
+    """Vectors in memory, the least recently used dropped beyond ``size``; optionally in
+    front of another store (``backing``, e.g. the on-disk :class:`EmbeddingStore`).
+
+    Reads look in memory, then in ``backing`` (what it holds is kept in memory from then
+    on); writes go to both. Safe to share between threads. The reward scorer keeps its
+    reference steps here: a GRPO run asks for the same references every step.
+
+    Args:
+        size: Vectors kept in memory (``0``: none; every read then goes to ``backing``).
+        backing: The store behind this one, or ``None``.
+
+    Examples:
+        >>> store = MemoryStore(size=1)
+        >>> store.put_many("enc", [(b"a", np.ones(2, dtype=np.float32))])
+        >>> store.put_many("enc", [(b"b", np.zeros(2, dtype=np.float32))])
+        >>> sorted(store.get_many("enc", [b"a", b"b"])), store.hits
+        ([b'b'], 1)
+    """
+
+    def __init__(self, size: int = 200_000, backing: VectorStore | None = None) -> None:
+        self.size = size
+        self.backing = backing
+        self.hits = 0
+        """Vectors found in memory."""
+        self.backing_hits = 0
+        """Vectors found in ``backing`` (not in memory)."""
+        self._vectors: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def __contains__(self, entry: tuple[str, bytes]) -> bool:
+        """Whether ``(encoder, key)`` is held in memory (the backing store is not asked)."""
+        return entry in self._vectors
+
+    def get_many(self, encoder: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """Vectors found for ``keys``: in memory, then in the backing store."""
+        found: dict[bytes, np.ndarray] = {}
+        asked: list[bytes] = []
+        with self._lock:
+            for key in keys:
+                vector = self._vectors.get((encoder, key))
+                if vector is None:
+                    asked.append(key)
+                else:
+                    self._vectors.move_to_end((encoder, key))
+                    found[key] = vector
+            self.hits += len(found)
+        if asked and self.backing is not None:
+            behind = self.backing.get_many(encoder, asked)
+            if behind:
+                self._keep(encoder, list(behind.items()))
+                found.update(behind)
+                with self._lock:
+                    self.backing_hits += len(behind)
+        return found
+
+    def get_matrix(self, encoder: str, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """The vectors of ``keys`` as rows of one float32 matrix, and which rows were found."""
+        return _matrix_of(self.get_many(encoder, keys), keys)
+
+    def put_many(self, encoder: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        """Keep vectors in memory and in the backing store."""
+        self._keep(encoder, items)
+        if self.backing is not None:
+            self.backing.put_many(encoder, items)
+
+    def _keep(self, encoder: str, items: Sequence[tuple[bytes, np.ndarray]]) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            for key, vector in items:
+                self._vectors[(encoder, key)] = vector
+                self._vectors.move_to_end((encoder, key))
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget the vectors held in memory (the backing store keeps its own)."""
+        with self._lock:
+            self._vectors.clear()
+
+
 @dataclass
 class EncodeStats:
     """Counters of one :class:`CachingEncoder`: what was looked up, encoded and how long."""
@@ -312,9 +422,14 @@ class CachingEncoder:
     ``commit_seconds`` have passed since the last commit, and at the end of the lookup,
     also when it fails or is interrupted.
 
+    Vectors a later lookup will need again can be held in memory (:meth:`hold`, then
+    :meth:`release`): a run that embeds its texts chunk by chunk encodes a text shared by
+    several chunks once, with or without a store.
+
     Args:
         encoder: The real encoder.
-        store: Embedding cache, or ``None`` to keep vectors in memory only.
+        store: Embedding cache (on disk, :class:`EmbeddingStore`, or in memory,
+            :class:`MemoryStore`), or ``None``: nothing is kept beyond what is held.
         batch_size: Texts handed to the encoder per call; ``None``: ``ENCODE_CALL_TEXTS``,
             or the encoder's forward batch times its workers when that is larger (a GPU's
             batch of 1,024 stays whole).
@@ -333,7 +448,7 @@ class CachingEncoder:
     def __init__(
         self,
         encoder: Encoder,
-        store: EmbeddingStore | None = None,
+        store: VectorStore | None = None,
         *,
         batch_size: int | None = None,
         progress: Callable[[int], None] | None = None,
@@ -416,8 +531,25 @@ class CachingEncoder:
             out[row] = encoded[unique[row]]
         return out
 
-    def lookup(self, unique: Sequence[str]) -> dict[str, np.ndarray]:
-        """``{text: vector}`` for distinct texts, via memory, the store, then the encoder."""
+    def lookup(
+        self, unique: Sequence[str], *, passing: Sequence[str] = ()
+    ) -> dict[str, np.ndarray]:
+        """``{text: vector}`` for distinct texts, via memory, the store, then the encoder.
+
+        Args:
+            unique: Distinct texts.
+            passing: More distinct texts (none of them in ``unique``) that are encoded in the
+                same encoder calls as the misses of ``unique``, but neither looked up in nor
+                written to the store: texts that rarely come back (a policy's completions),
+                which would only fill the cache.
+
+        Examples:
+            >>> from crystalbench.encoders.hashing import HashEncoder
+            >>> store = MemoryStore()
+            >>> front = CachingEncoder(HashEncoder(dim=4), store)
+            >>> sorted(front.lookup(["kept"], passing=["once"])), len(store)
+            (['kept', 'once'], 1)
+        """
         identity = self.encoder.identity
         keys = [text_key(t) for t in unique]
         result: dict[str, np.ndarray] = {}
@@ -441,14 +573,24 @@ class CachingEncoder:
                 else:
                     result[text] = vec
             wanted = still
+        transient: set[bytes] = set()
+        if passing:
+            extra = [(text, text_key(text)) for text in passing]
+            transient = {key for _, key in extra}
+            wanted.extend(extra)
         if wanted:
-            self._encode_missing(identity, wanted, result)
+            self._encode_missing(identity, wanted, result, transient)
         return result
 
     def _encode_missing(
-        self, identity: str, wanted: list[tuple[str, bytes]], result: dict[str, np.ndarray]
+        self,
+        identity: str,
+        wanted: list[tuple[str, bytes]],
+        result: dict[str, np.ndarray],
+        transient: Collection[bytes] = (),
     ) -> None:
-        """Encode ``wanted`` call by call into ``result``, committing as the work goes on."""
+        """Encode ``wanted`` call by call into ``result``, committing as the work goes on
+        (all but the ``transient`` keys)."""
         pending: list[tuple[bytes, np.ndarray]] = []
         last_commit = self.clock()
         try:
@@ -460,7 +602,8 @@ class CachingEncoder:
                 for row, (text, key) in enumerate(batch):
                     vec = vectors[row]
                     result[text] = vec
-                    pending.append((key, vec))
+                    if key not in transient:
+                        pending.append((key, vec))
                 if self.store is not None and self.clock() - last_commit >= self.commit_seconds:
                     self._commit(identity, pending)
                     pending = []
@@ -490,8 +633,32 @@ class CachingEncoder:
             self._memory[text_key(text)] = vec
 
     def forget(self) -> None:
-        """Drop the in-memory vectors kept by :meth:`remember`."""
+        """Drop the in-memory vectors kept by :meth:`remember` and :meth:`hold`."""
         self._memory.clear()
+
+    def hold(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Keep these texts' vectors (rows of ``vectors``, in order) in memory until
+        :meth:`release`: later lookups find them there, before the store.
+
+        Examples:
+            >>> from crystalbench.encoders.hashing import HashEncoder
+            >>> front = CachingEncoder(HashEncoder(dim=4))
+            >>> front.hold(["a"], front.lookup_matrix(["a"]))
+            >>> _ = front.lookup_matrix(["a"]); front.stats.encoded
+            1
+            >>> front.release(["a"]); _ = front.lookup_matrix(["a"]); front.stats.encoded
+            2
+        """
+        if not texts:
+            return
+        rows = np.array(vectors, dtype=np.float32, copy=True)  # not a view of a whole chunk
+        for text, row in zip(texts, rows, strict=True):
+            self._memory[text_key(text)] = row
+
+    def release(self, texts: Sequence[str]) -> None:
+        """Drop what :meth:`hold` kept for these texts."""
+        for text in texts:
+            self._memory.pop(text_key(text), None)
 
     @staticmethod
     def _length_sorted_batches(

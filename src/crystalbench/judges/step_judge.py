@@ -24,7 +24,7 @@ import hashlib
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -388,15 +388,21 @@ class OpenAIStepJudge(OpenAIChatJudge):
 
 
 class JudgeMatcher:
-    """What :class:`crystalbench.scoring.Scorer` calls when ``config.matcher == "judge"``.
+    """The judge matcher as a candidate filter of the scoring engine
+    (:class:`crystalbench.engine.CandidateFilter`), used when ``config.matcher == "judge"``.
 
     Per chunk of items, :meth:`prepare` asks the judge about every reference step of every
-    item with predicted steps (all requests of the chunk together, concurrently, identical
-    ones once); per item, :meth:`candidates` masks the cosine matrix to the judge's pairs.
+    chain each item is scored against, for the items with predicted steps (all requests of
+    the chunk together, concurrently, identical ones once); per item and chain,
+    :meth:`candidates` masks the cosine matrix to the judge's pairs. Each prediction set
+    has its own matcher (its failures are its own); they may share one judge.
 
     Args:
         judge: The :class:`StepJudge`.
     """
+
+    name = "judge_matcher"
+    """Key of the seconds spent asking, in the run's timings."""
 
     def __init__(self, judge: StepJudge) -> None:
         self.judge = judge
@@ -424,37 +430,28 @@ class JudgeMatcher:
 
         return dataclasses.replace(rules, tau=float("-inf"), strict=False)
 
-    def prepare(
-        self,
-        work: Sequence[tuple[Any, Any]],
-        steps: Sequence[tuple[list[str], int]],
-        tick: Any = None,
-        chains: Callable[[Any], Sequence[Sequence[str]]] | None = None,
-    ) -> None:
-        """Ask the judge about a chunk: ``work`` is ``(item, parsed)``, ``steps`` the
-        predicted steps (and blank count) per item; ``tick(name, started)`` times it;
-        ``chains(item)`` gives the reference chains the item is scored against (default:
-        its primary chain), so every chain's steps are judged."""
-        import time
+    @staticmethod
+    def requests(batch: Sequence[Any]) -> list[StepMatchRequest]:
+        """The distinct questions a chunk asks: each reference step of each chain an item is
+        scored against, with the item's predicted chain (items without steps ask nothing).
 
-        def references(item: Any) -> list[str]:
-            if chains is None:
-                return list(item.reference_steps)
-            return [step for chain in chains(item) for step in chain]
-
-        requests = list(
+        ``batch`` holds :class:`~crystalbench.engine.PreparedItem` records (their
+        ``pred_steps`` and ``chains``, whose ``steps`` are non-blank).
+        """
+        return list(
             dict.fromkeys(
-                StepMatchRequest(reference, tuple(predicted))
-                for (item, _), (predicted, _) in zip(work, steps, strict=True)
-                if predicted
-                for reference in references(item)
-                if reference.strip()
+                StepMatchRequest(reference, tuple(ready.pred_steps))
+                for ready in batch
+                if ready.pred_steps
+                for chain in ready.chains
+                for reference in chain.steps
             )
         )
-        began = time.perf_counter()
+
+    def prepare(self, batch: Sequence[Any]) -> None:
+        """Ask the judge about a chunk (:meth:`requests`) and keep the verdicts."""
+        requests = self.requests(batch)
         verdicts = self.judge.judge_many(requests) if requests else []
-        if tick is not None:
-            tick("judge_matcher", began)
         self._verdicts = dict(zip(requests, verdicts, strict=True))
         for verdict in verdicts:
             if verdict.matches is None:
@@ -476,6 +473,10 @@ class JudgeMatcher:
         record["failed_reference_steps"] = self.failures
         record["first_error"] = self.first_error
         return record
+
+    def record(self) -> dict[str, Any]:
+        """``{"matcher_identity": info()}``: the entry of the run's config record."""
+        return {"matcher_identity": self.info()}
 
 
 def judge_pair_decisions(pairs: Sequence[Any], judge: StepJudge) -> dict[str, bool | None]:

@@ -6,10 +6,17 @@ One call:
 1. reads every completion with the strict format check (no encoder work for failures);
 2. checks every answer (paper rules; judge calls, if any, go out concurrently);
 3. embeds, in **one** encoder call, every distinct predicted step of the batch together with
-   the reference steps not yet in memory. Reference embeddings stay in an in-memory LRU
-   across calls (GRPO repeats each prompt ``num_generations`` times and revisits items every
-   epoch) and, with an :class:`~crystalbench.encoders.EmbeddingStore`, on disk across runs;
-4. matches each completion's steps against its reference with the evaluation matcher.
+   the reference steps not yet in memory, through evaluation's
+   :class:`~crystalbench.encoders.CachingEncoder`. Reference embeddings stay in memory
+   across calls (a :class:`~crystalbench.encoders.cache.MemoryStore`, least recently used
+   dropped first: GRPO repeats each prompt ``num_generations`` times and revisits items
+   every epoch) and, with an :class:`~crystalbench.encoders.EmbeddingStore`, on disk across
+   runs; completion steps pass through (they rarely come back);
+4. matches each completion's steps against its reference with the evaluation engine's
+   per-item step (:class:`~crystalbench.engine.ItemScorer`: its candidates, then greedy
+   one-to-one matching), so a candidate filter of evaluation applies to rewards alike. Only
+   the counting is the reward's own: steps blocked by the guards count in precision, and
+   with several chains the best is the one with the highest F1 (ties: the lower index).
 
 Results are memoised per (completion, item), so the several reward functions a trainer
 calls on the same batch (format, answer part, step part...) share one encoder pass.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -33,8 +41,10 @@ from crystalbench.answers import score_answers
 from crystalbench.compat.matching import match_rules
 from crystalbench.defaults import REWARDS_BEST_REFERENCE_CHAIN, TAU, CompatMode
 from crystalbench.encoders.base import Encoder
-from crystalbench.encoders.cache import EmbeddingStore, text_key
+from crystalbench.encoders.cache import CachingEncoder, EmbeddingStore, MemoryStore, text_key
+from crystalbench.engine.items import ItemScorer
 from crystalbench.judges.base import Judge
+from crystalbench.matching import precision_recall_f1
 from crystalbench.rewards.core import (
     FormatCheck,
     GuardedSteps,
@@ -45,7 +55,6 @@ from crystalbench.rewards.core import (
     make_signals,
     prompt_text,
     reference_steps,
-    score_steps,
 )
 from crystalbench.rewards.items import completion_text
 from crystalbench.rewards.types import (
@@ -208,7 +217,10 @@ class RewardScorer:
         self._store = store
         self._thread_stores = threading.local()
         self.stats = ScorerStats()
-        self._references = _LRU(reference_cache_size)
+        self._references = MemoryStore(reference_cache_size)
+        # One encoder call per batch (the encoder splits it into forward batches).
+        self._front = CachingEncoder(encoder, self._references, batch_size=sys.maxsize)
+        self._steps = ItemScorer(self.match_rules)
         self._memo = _LRU(memo_size)
         self._lock = threading.Lock()
 
@@ -376,11 +388,12 @@ class RewardScorer:
         """Each completion's best step scores over its chains, with that chain's length."""
         if not predicted:
             return []
-        vectors = self._embed_batch(
-            dict.fromkeys(s for guarded in predicted for s in guarded.allowed),
-            dict.fromkeys(s for chains in references for steps in chains for s in steps),
+        vectors = self._embed(
+            list(dict.fromkeys(s for guarded in predicted for s in guarded.allowed)),
+            list(dict.fromkeys(s for chains in references for steps in chains for s in steps)),
         )
         dim = next(iter(vectors.values())).shape[0]
+        steps = self._steps
         out = []
         for guarded, chains in zip(predicted, references, strict=True):
             pred = (
@@ -393,55 +406,33 @@ class RewardScorer:
                 if not ref:
                     continue
                 ref_vectors = np.stack([vectors[s] for s in ref])
-                score = score_steps(pred, ref_vectors, self.match_rules, n_pred=guarded.n_steps)
+                matched = len(
+                    steps.matches(steps.candidates(pred, ref_vectors, guarded.allowed, ref))
+                )
+                score = StepScores(
+                    matched, *precision_recall_f1(matched, guarded.n_steps, len(ref))
+                )
                 if best is None or score.f1 > best[0].f1:  # a tie keeps the lower index
                     best = (score, len(ref))
             assert best is not None  # step rows have a chain with steps
             out.append(best)
         return out
 
-    def _embed_batch(
-        self, predicted: dict[str, None], references: dict[str, None]
-    ) -> dict[str, np.ndarray]:
-        """Vectors of all texts; references via memory, then the store, then one encode."""
-        vectors: dict[str, np.ndarray] = {}
-        missing_refs: list[str] = []
-        for text in references:
-            hit = self._references.get(text)
-            if hit is not None:
-                vectors[text] = hit
-                self.stats.reference_memory_hits += 1
-            else:
-                missing_refs.append(text)
-        store = self.store
-        if missing_refs and store is not None:
-            found = store.get_many(self.encoder.identity, [text_key(t) for t in missing_refs])
-            still = []
-            for text in missing_refs:
-                vec = found.get(text_key(text))
-                if vec is None:
-                    still.append(text)
-                else:
-                    vectors[text] = vec
-                    self._references.put(text, vec)
-                    self.stats.reference_store_hits += 1
-            missing_refs = still
-        missing = set(missing_refs)
-        to_encode = missing_refs + [t for t in predicted if t not in vectors and t not in missing]
-        if to_encode:
-            started = time.perf_counter()
-            encoded = np.asarray(self.encoder.encode(to_encode), dtype=np.float32)
-            self.stats.encode_seconds += time.perf_counter() - started
-            self.stats.references_encoded += len(missing_refs)
-            self.stats.steps_encoded += len(to_encode) - len(missing_refs)
-            for text, vec in zip(to_encode, encoded, strict=True):
-                vectors[text] = vec
-            for text in missing_refs:
-                self._references.put(text, vectors[text])
-            if store is not None and missing_refs:
-                store.put_many(
-                    self.encoder.identity, [(text_key(t), vectors[t]) for t in missing_refs]
-                )
+    def _embed(self, predicted: list[str], references: list[str]) -> dict[str, np.ndarray]:
+        """Vectors of distinct texts: references via memory, then the store, then the encoder
+        (and kept); predicted steps that are no reference encoded in the same call."""
+        memory = self._references
+        memory.backing = self.store  # the calling thread's store
+        stats, front = self.stats, self._front.stats
+        before = (memory.hits, memory.backing_hits, front.encoded, front.encode_seconds)
+        known = set(references)
+        passing = [text for text in predicted if text not in known]
+        vectors = self._front.lookup(references, passing=passing)
+        stats.reference_memory_hits += memory.hits - before[0]
+        stats.reference_store_hits += memory.backing_hits - before[1]
+        stats.steps_encoded += len(passing)
+        stats.references_encoded += front.encoded - before[2] - len(passing)
+        stats.encode_seconds += front.encode_seconds - before[3]
         return vectors
 
     def warm(self, items: Iterable[BenchmarkItem], chunk: int = 8192) -> int:
@@ -454,10 +445,11 @@ class RewardScorer:
             texts = dict.fromkeys(
                 s for item in items for chain in self._reference_chains(item) for s in chain
             )
-            pending = [t for t in texts if self._references.get(t) is None]
+            identity = self.encoder.identity
+            pending = [t for t in texts if (identity, text_key(t)) not in self._references]
             before = self.stats.references_encoded
             for start in range(0, len(pending), chunk):
-                self._embed_batch({}, dict.fromkeys(pending[start : start + chunk]))
+                self._embed([], pending[start : start + chunk])
             return self.stats.references_encoded - before
 
     def clear(self) -> None:

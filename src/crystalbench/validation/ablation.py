@@ -276,7 +276,7 @@ def run_ablation(
     for label, name in encoders:
         started = time.perf_counter()
         encoder = (encoder_objects or {}).get(label) or load_encoder(
-            name, device=config.device, cache_dir=config.cache_dir
+            name, **config.encoder_options()
         )
         cell_config = config.model_copy(update={"encoder": name, "threshold": grid[0]})
         many = evaluate_many(

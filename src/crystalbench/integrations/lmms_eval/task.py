@@ -11,10 +11,11 @@
   time), the encoder, and the prompt.
 
 lmms-eval then runs ``lmms-eval --include_path DIR --tasks crystal``. For each doc,
-``process_results`` scores the model's output with crystalbench's scorer (the same per-item
-record as ``crystal score``'s ``examples.jsonl``, several reference chains and all) and hands
-that record to every metric; each aggregation macro-averages the records with
-crystalbench's :class:`~crystalbench.scoring.Aggregator`. So ``crystal_match_f1`` and the
+``process_results`` scores the model's output with crystalbench's scoring engine
+(:class:`~crystalbench.engine.ScoringEngine`: the same per-item record as ``crystal
+score``'s ``examples.jsonl``, several reference chains and all) and hands that record to
+every metric; each aggregation macro-averages the records with the engine's
+:class:`~crystalbench.engine.Aggregator`. So ``crystal_match_f1`` and the
 others are the numbers ``crystal score`` prints for the same outputs. The encoder is the one
 recorded at install (``--encoder``), or ``$CRYSTALBENCH_LMMS_EVAL_ENCODER`` when set.
 """
@@ -214,12 +215,12 @@ class CrystalTask:
         return str(self._prompt.render(self.item(doc)))
 
     def scorer(self) -> Any:
-        """The crystalbench scorer (its encoder built once)."""
+        """The crystalbench scoring engine (its encoder built once, its vectors cached)."""
         if self._scorer is None:
-            from crystalbench.scoring import Scorer
+            from crystalbench.engine import ScoringEngine
 
             encoder = os.environ.get(LMMS_EVAL_ENCODER_ENV) or self.settings.get("encoder")
-            self._scorer = Scorer(ScoreConfig(encoder=encoder or ENCODER))
+            self._scorer = ScoringEngine(ScoreConfig(encoder=encoder or ENCODER))
         return self._scorer
 
     def process_results(self, doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
@@ -240,7 +241,7 @@ class CrystalTask:
 
     def aggregate(self, records: list[dict[str, Any]], key: str) -> float:
         """The summary metric ``key`` over the scored docs (crystalbench's macro-average)."""
-        from crystalbench.scoring import Aggregator
+        from crystalbench.engine import Aggregator
 
         aggregator = Aggregator()
         for record in records:
