@@ -39,6 +39,7 @@ class Aggregator:
         self.unscored: list[bool] = []
         self.multi_chain: list[bool] = []
         self.alt_chain_won: list[bool] = []
+        self.precedence: list[bool] = []
         self.paired: list[PairedAnswer] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
@@ -54,6 +55,7 @@ class Aggregator:
         self.unscored.append(result.answer_correct is None and not result.missing)
         self.multi_chain.append(result.n_ref_chains > 1)
         self.alt_chain_won.append(result.ref_chain > 0)
+        self.precedence.append(result.ref_precedence is not None)
         if result.pair is not None:
             self.paired.append((result.pair, result.pair_size, result.answer_correct is True))
         self.source.append(result.source)
@@ -84,6 +86,7 @@ class Aggregator:
             **means,
             n_multi_chain=count(self.multi_chain),
             n_alt_chain_won=count(self.alt_chain_won),
+            n_precedence=count(self.precedence),
         )
 
     def summary(
