@@ -2,9 +2,10 @@
 
 Functions here take plain numbers and arrays; no I/O, no models. The contract is
 ``docs/metrics.md``. The order scores (LIS, Kendall, and their partial-order generalisation)
-live in :mod:`crystalbench.order`; they are re-exported here. Similarities are float32 (as sentence encoders produce them) and
-the threshold is compared at float32 precision. Which rules a compat mode means lives in
-:mod:`crystalbench.compat.matching`; here every function takes a :class:`MatchRules`.
+live in :mod:`crystalbench.order`; they are re-exported here. Similarities are float32 (as
+sentence encoders produce them) and the threshold is compared at float32 precision. Which
+rules a compat mode means lives in :mod:`crystalbench.compat.matching`; here every function
+takes a :class:`MatchRules`.
 """
 
 from __future__ import annotations
