@@ -75,6 +75,8 @@ class LeaderboardRow(Record):
     """Items scored against more than one reference chain."""
     n_alt_chain_won: int = 0
     """Items whose best reference chain was not the primary one."""
+    n_precedence: int = 0
+    """Items whose order was scored against a partial-order reference."""
     pairs: PairSummary | None = None
     """Question and pair accuracy of the paired items (MMVP); ``None`` when none is paired."""
 
@@ -127,6 +129,7 @@ def leaderboard_rows(
                 n_judge_unscored=run.summary.n_judge_unscored,
                 n_multi_chain=sum(1 for item in run.items if item.n_ref_chains > 1),
                 n_alt_chain_won=sum(1 for item in run.items if item.ref_chain > 0),
+                n_precedence=sum(1 for item in run.items if item.ref_precedence is not None),
                 pairs=summarize_pairs(
                     (item.pair, item.pair_size, item.answer_correct is True) for item in run.items
                 ),
