@@ -575,7 +575,7 @@ def evaluate(
     config = config or ScoreConfig()
     predictions = as_prediction_set(predictions)
     scorer = Scorer(config, encoder=encoder, judge=judge, store=store, progress=progress)
-    subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
+    subset = config.select(benchmark)
     known, problems = check_ids(benchmark, predictions, config.lenient)
     aggregator = Aggregator()
     results: list[ItemResult] = []

@@ -394,7 +394,7 @@ def evaluate_many(
     config = config or ScoreConfig()
     began = time.perf_counter()
     scorer = Scorer(config, encoder=encoder, judge=judge, store=store, progress=progress)
-    subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
+    subset = config.select(benchmark)
     out = Path(out_dir) if out_dir is not None else None
     failures: list[FailedSet] = []
     sets: list[_Set] = []

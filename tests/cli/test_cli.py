@@ -168,9 +168,19 @@ def test_lenient_counts_skips(tmp_path, cache):
     [
         (["--compat", "crystal-metrics"], "unknown compat mode 'crystal-metrics'"),
         (["--sources", "mathvison"], "did you mean 'mathvision'"),
-        (["--order", "spearman"], "order_metric"),
-        (["--threshold", "7"], "threshold"),
-        (["--judge-url", "http://127.0.0.1:9/v1"], "--judge-url and --judge-model go together"),
+        (["--order", "spearman"], "field scoring.order_metric: Input should be 'lis' or 'kendall'"),
+        (["--threshold", "7"], "field scoring.threshold: Input should be less than or equal to 1"),
+        (["--tau", "7"], "(from --tau 7)"),
+        (["--limit", "0"], "field scoring.limit: Input should be greater than or equal to 1"),
+        (["--ids", "nope-1,nope-2"], "unknown item ids: nope-1, nope-2"),
+        (["--ids", "@missing-ids.txt"], "missing-ids.txt: field ids: ids file not found"),
+        (
+            ["--judge-url", "http://127.0.0.1:9/v1"],
+            "field scoring.judge.model: required with scoring.judge.url (from --judge-url "
+            "http://127.0.0.1:9/v1): give --judge-model",
+        ),
+        (["--matcher", "judge"], "matcher 'judge' needs an endpoint"),
+        (["--input-format", "xlsx"], "field input_format: Input should be 'auto', 'crystal'"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, cache, extra, expected):
