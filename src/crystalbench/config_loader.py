@@ -48,6 +48,7 @@ __all__ = [
     "Given",
     "Origin",
     "build_config",
+    "declared_environment",
     "read_config_file",
 ]
 
@@ -183,8 +184,9 @@ def build_config(
     """Build ``model`` from files, documented environment variables and flags.
 
     Args:
-        model: The pydantic model. Its ``environment_variables`` class attribute, when
-            present, maps dotted field names to the variables that may set them.
+        model: The pydantic model. Its ``environment_variables`` class attribute (and
+            those of the models nested in it) map field names to the variables that may
+            set them (:func:`declared_environment`).
         files: ``(path, at)`` pairs, lowest precedence first: the file's mapping sets
             the part of the model at ``at`` (``""``: the whole model; ``"scoring"``: the
             nested ``scoring`` model).
@@ -226,8 +228,7 @@ def build_config(
             name = f"{at}.{key}" if at else key
             origins[name] = Origin("file", str(read.path), line=read.lines.get(key))
     environment = os.environ if environ is None else environ
-    declared: Mapping[str, str] = getattr(model, "environment_variables", None) or {}
-    for field, variable in declared.items():
+    for field, variable in declared_environment(model).items():
         value = environment.get(variable)
         if value:  # an empty variable counts as unset, as the readers of these variables do
             _set(data, field, value)
@@ -239,6 +240,26 @@ def build_config(
         return model.model_validate(data)
     except ValidationError as exc:
         raise _first_error(exc, origins, files, hints or {}) from None
+
+
+def declared_environment(model: type[BaseModel], prefix: str = "") -> dict[str, str]:
+    """``{dotted.field: VARIABLE}`` that ``model`` and the models nested in it document
+    (their ``environment_variables`` class attributes).
+
+    Examples:
+        >>> from crystalbench.scoring_job import ScoreJob
+        >>> declared_environment(ScoreJob)
+        {'scoring.cache_dir': 'CRYSTALBENCH_CACHE_DIR'}
+    """
+    found = {
+        prefix + field: variable
+        for field, variable in (getattr(model, "environment_variables", None) or {}).items()
+    }
+    for name, info in model.model_fields.items():
+        for candidate in (info.annotation, *getattr(info.annotation, "__args__", ())):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                found.update(declared_environment(candidate, f"{prefix}{name}."))
+    return found
 
 
 def _first_error(

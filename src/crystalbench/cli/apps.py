@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 DEPRECATED_ALIASES = "deprecated_aliases"
 """Attribute of a command function: ``{old spelling: current spelling}`` (set by
@@ -32,6 +32,13 @@ class CrystalCommand(TyperCommand):
         super().__init__(*args, **kwargs)
         for param in self.params:
             readable_type(param)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """``--help``, a flag without a type column."""
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         """Rewrite old spellings to current ones (with a notice), then parse as usual."""
@@ -125,6 +132,17 @@ def deprecated(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[...
     return mark
 
 
+class CrystalGroup(TyperGroup):
+    """A typer group whose ``--help`` has no type column (like :class:`CrystalCommand`)."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """``--help``, a flag without a type column."""
+        option = super().get_help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
 class CrystalTyper(typer.Typer):
     """``typer.Typer`` whose commands are :class:`CrystalCommand` (with the function's
     deprecated spellings)."""
@@ -146,4 +164,5 @@ def new_app(**settings: Any) -> Any:
     """A :class:`CrystalTyper` without shell-completion commands and with plain tracebacks
     (errors a user can mend are printed by :func:`crystalbench.cli.common.handle_errors`),
     plus ``settings``."""
+    settings.setdefault("cls", CrystalGroup)
     return CrystalTyper(add_completion=False, pretty_exceptions_enable=False, **settings)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -45,6 +45,7 @@ def configured(
     into: str = "config",
     config_at: str | None = "",
     config_help: str | None = None,
+    deprecated_files: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a typer command take ``model`` built from ``flags``, ``--config`` and the
     environment.
@@ -56,6 +57,9 @@ def configured(
         config_at: Where a ``--config`` file's fields go in ``model`` (``""``: the whole
             model; ``"scoring"``: its ``scoring`` part); ``None``: no ``--config``.
         config_help: ``--help`` text of ``--config``.
+        deprecated_files: Old options that named a file for a part of the config
+            (``{"--score-config": "scoring"}``): hidden, read under ``--config``, with a
+            one-line notice.
 
     The command's own parameters before ``into`` are listed first in ``--help``, then the
     flags, then ``--config``, then the parameters after ``into``.
@@ -70,6 +74,8 @@ def configured(
         added = [_parameter(model, flag, config_at) for flag in flags]
         if config_at is not None:
             added.append(_config_parameter(model, config_help))
+        old_files = dict(deprecated_files or {})
+        added += [_old_file_parameter(spelling) for spelling in old_files]
         context = inspect.Parameter(
             _CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
         )
@@ -82,7 +88,15 @@ def configured(
             ctx = kwargs.pop(_CONTEXT_PARAM)
             path = kwargs.pop(CONFIG_PARAM, None)
             given = _given(ctx, flags, kwargs)
-            files = [(path, config_at or "")] if path is not None else []
+            files: list[tuple[Path, str]] = []
+            for spelling, at in old_files.items():
+                old = kwargs.pop(_old_file_param(spelling))
+                if old is not None:
+                    where = f"a {at}: section in --config" if at else "--config"
+                    typer.echo(f"warning: {spelling} is deprecated; use {where}", err=True)
+                    files.append((old, at))
+            if path is not None:
+                files.append((path, config_at or ""))
             config = build_config(model, files=files, flags=given, hints=hints)
             return command(**{into: config}, **kwargs)
 
@@ -181,9 +195,12 @@ def _parameter(model: type[BaseModel], flag: Flag, config_at: str | None) -> ins
     from_file = config_at is not None and (config_at == "" or flag.field.startswith(config_at))
     required = flag.required and not from_file
     shown: bool | str = True
+    help_text = flag.help
+    if flag.required and not required:
+        help_text += " (required: here or in --config)"
     if default is ... or default is None or flag.convert is not None:
         default = ... if required else None
-        shown = False if required else (flag.default_text or _missing_default(flag))
+        shown = False if flag.required else (flag.default_text or _missing_default(flag))
     elif flag.default_text is not None:
         shown = flag.default_text
     elif isinstance(default, list) and not default:
@@ -192,12 +209,10 @@ def _parameter(model: type[BaseModel], flag: Flag, config_at: str | None) -> ins
     kind: Any = flag.kind if default is not None and default is not ... else Optional[flag.kind]  # noqa: UP045
     if flag.argument:
         info_object = typer.Argument(
-            metavar=flag.names[0], help=flag.help, show_default=shown, show_choices=True
+            metavar=flag.names[0], help=help_text, show_default=shown, show_choices=True
         )
     else:
-        info_object = typer.Option(
-            *flag.names, help=flag.help, metavar=metavar, show_default=shown
-        )
+        info_object = typer.Option(*flag.names, help=help_text, metavar=metavar, show_default=shown)
     annotation = Annotated[kind, info_object]
     return inspect.Parameter(
         flag.param,
@@ -218,6 +233,20 @@ def _config_parameter(model: type[BaseModel], help_text: str | None) -> inspect.
     option = typer.Option("--config", metavar="FILE", help=text, show_default="none")
     return inspect.Parameter(
         CONFIG_PARAM,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[Optional[Path], option],  # noqa: UP045
+    )
+
+
+def _old_file_param(spelling: str) -> str:
+    return "deprecated_" + spelling.lstrip("-").replace("-", "_")
+
+
+def _old_file_parameter(spelling: str) -> inspect.Parameter:
+    option = typer.Option(spelling, metavar="FILE", hidden=True)
+    return inspect.Parameter(
+        _old_file_param(spelling),
         inspect.Parameter.KEYWORD_ONLY,
         default=None,
         annotation=Annotated[Optional[Path], option],  # noqa: UP045
