@@ -107,11 +107,19 @@ def configured(
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
         aliases = dict(getattr(command, DEPRECATED_ALIASES, {}))
         for flag in flags:
-            aliases.update({old: flag.spellings[0] for old in flag.deprecated})
+            aliases.update({old: _alias_target(flag, old) for old in flag.deprecated})
         setattr(wrapper, DEPRECATED_ALIASES, aliases)
         return wrapper
 
     return decorate
+
+
+def _alias_target(flag: Flag, old: str) -> str:
+    """The current spelling an old one stands for (``--no-x`` -> a pair's off spelling)."""
+    pair = flag.on_off
+    if pair is not None and pair[1] and old.startswith("--no-"):
+        return pair[1][0]
+    return flag.spellings[0]
 
 
 def _given(ctx: Any, flags: Sequence[Flag], kwargs: dict[str, Any]) -> dict[str, Any]:

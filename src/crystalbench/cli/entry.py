@@ -1,42 +1,78 @@
-"""The ``crystal`` console script: ``crystal score`` starts without building the other commands.
+"""The ``crystal`` console script: each command starts without building the others.
 
-Building the full :data:`crystalbench.cli.main.app` imports every command module and has
-typer convert the parameters of all 29 commands, about 0.4 s before any work starts. The
-commands listed in :data:`FAST_COMMANDS` are the ones a user runs over and over from a
-shell loop; for them this entry point builds a one-command app from the very same
-function, so options, help, errors and exit codes are the same. Everything else (and
-``crystal``, ``crystal --help``) goes through the full app.
+Building the full :data:`crystalbench.cli.main.app` imports every command module, their
+config models, and has typer convert the parameters of every command. ``crystal NAME ...``
+builds a one-command app from the very same function (or the very same group, for
+``crystal data ...``), so options, help, errors and exit codes are the same, and only
+that command's modules are imported. ``crystal``, ``crystal --help`` and an unknown name
+go through the full app.
+
+``crystal score`` goes further: the sentence encoder starts loading on a background thread
+before typer is even imported (:func:`start_encoder`), from a quick look at the command
+line with the flags :mod:`crystalbench.cli.score_options` declares.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-FAST_COMMANDS = ("score",)
-"""Top-level commands started on their own (no sub-apps among them)."""
+COMMANDS: dict[str, str] = {
+    "score": "crystalbench.cli.score:score",
+    "demo": "crystalbench.cli.demo:demo",
+    "infer": "crystalbench.cli.infer:infer",
+    "run": "crystalbench.cli.infer:run",
+    "report": "crystalbench.cli.report:report",
+    "leaderboard": "crystalbench.cli.report:leaderboard",
+    "compare": "crystalbench.cli.report:compare",
+    "serve-rewards": "crystalbench.cli.rewards:serve_rewards",
+    "train": "crystalbench.cli.train:train",
+    "train-sweep": "crystalbench.cli.train:train_sweep",
+    "train-recipes": "crystalbench.cli.train:train_recipes",
+    "ablate": "crystalbench.cli.validate:ablate",
+    "version": "crystalbench.cli.version:version",
+}
+"""Top-level commands: ``name -> module:function``, in ``crystal --help`` order."""
+
+GROUPS: dict[str, str] = {
+    "cache": "crystalbench.cli.cache:app",
+    "data": "crystalbench.cli.data:data_app",
+    "references": "crystalbench.cli.references:references_app",
+    "review": "crystalbench.cli.review:review_app",
+    "integrations": "crystalbench.cli.integrations:integrations_app",
+    "validate": "crystalbench.cli.validate:validate_app",
+}
+"""Command groups: ``name -> module:typer app``."""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run ``crystal`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] in FAST_COMMANDS:
-        early = start_encoder(args[1:]) if args[0] == "score" else None
+    name = args[0] if args else None
+    if name in COMMANDS or name in GROUPS:
+        early = start_encoder(args[1:]) if name == "score" else None
         try:
-            fast_app(args[0])(args[1:], prog_name=f"crystal {args[0]}")
+            fast_app(name)(args[1:], prog_name=f"crystal {name}")
         finally:
             if early is not None:
                 from crystalbench.encoders import early_encoder
 
                 early_encoder(early[0])  # not taken (the flags named another): drop it
-                early[1].close()  # a no-op when the command took it (and closed it)
+                early[1].close()
         return
     from crystalbench.cli.main import app
 
     app(args, prog_name="crystal")
+
+
+def load(target: str) -> Any:
+    """The object a ``module:attribute`` string names."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def encoder_fields() -> frozenset[str]:
@@ -157,16 +193,14 @@ def taken_encoder(config: Any) -> Any:
 
 
 def fast_app(name: str) -> Any:
-    """A ``typer.Typer`` holding only the top-level command ``name`` (see
-    :data:`FAST_COMMANDS`); ``crystal NAME ARGS`` runs it as ``fast_app(NAME)(ARGS)``."""
-    if name == "score":
-        from crystalbench.cli.score import score as command
-    else:  # pragma: no cover - FAST_COMMANDS and this table change together
-        raise KeyError(name)
+    """A typer app holding only ``crystal NAME``: the group itself, or a one-command app of
+    the top-level command; ``crystal NAME ARGS`` runs it as ``fast_app(NAME)(ARGS)``."""
+    if name in GROUPS:
+        return load(GROUPS[name])
     from crystalbench.cli.apps import new_app
 
     app = new_app()
-    app.command(name)(command)  # the same command class and deprecated spellings as main's
+    app.command(name)(load(COMMANDS[name]))  # the command class and old spellings of main's
     return app
 
 
