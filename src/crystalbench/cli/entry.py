@@ -14,40 +14,13 @@ line with the flags :mod:`crystalbench.cli.score_options` declares.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-COMMANDS: dict[str, str] = {
-    "score": "crystalbench.cli.score:score",
-    "demo": "crystalbench.cli.demo:demo",
-    "infer": "crystalbench.cli.infer:infer",
-    "run": "crystalbench.cli.infer:run",
-    "report": "crystalbench.cli.report:report",
-    "leaderboard": "crystalbench.cli.report:leaderboard",
-    "compare": "crystalbench.cli.report:compare",
-    "serve-rewards": "crystalbench.cli.rewards:serve_rewards",
-    "train": "crystalbench.cli.train:train",
-    "train-sweep": "crystalbench.cli.train:train_sweep",
-    "train-recipes": "crystalbench.cli.train:train_recipes",
-    "ablate": "crystalbench.cli.validate:ablate",
-    "version": "crystalbench.cli.version:version",
-}
-"""Top-level commands: ``name -> module:function``, in ``crystal --help`` order."""
-
-GROUPS: dict[str, str] = {
-    "cache": "crystalbench.cli.cache:app",
-    "data": "crystalbench.cli.data:data_app",
-    "references": "crystalbench.cli.references:references_app",
-    "review": "crystalbench.cli.review:review_app",
-    "integrations": "crystalbench.cli.integrations:integrations_app",
-    "validate": "crystalbench.cli.validate:validate_app",
-}
-"""Command groups: ``name -> module:typer app``."""
-
+from crystalbench.cli.commands import COMMANDS, GROUPS, load
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run ``crystal`` with ``argv`` (default: ``sys.argv[1:]``)."""
@@ -67,12 +40,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     from crystalbench.cli.main import app
 
     app(args, prog_name="crystal")
-
-
-def load(target: str) -> Any:
-    """The object a ``module:attribute`` string names."""
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
 
 
 def encoder_fields() -> frozenset[str]:

@@ -1,10 +1,10 @@
-"""The full ``crystal`` app: every command and group of :mod:`crystalbench.cli.entry`'s
-tables. Heavy imports happen inside commands."""
+"""The full ``crystal`` app: every command and group of :mod:`crystalbench.cli.commands`.
+Heavy imports happen inside commands."""
 
 from __future__ import annotations
 
 from crystalbench.cli.apps import new_app
-from crystalbench.cli.entry import COMMANDS, GROUPS, load
+from crystalbench.cli.commands import COMMANDS, GROUPS, load
 
 app = new_app(
     name="crystal",
