@@ -14,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from crystalbench.config_loader import Given, build_config
 from crystalbench.defaults import (
     ALPHA,
     ANSWER_RULES,
@@ -27,7 +28,6 @@ from crystalbench.defaults import (
     CompatMode,
     MatcherKind,
 )
-from crystalbench.config_loader import Given, build_config
 from crystalbench.difficulty import DifficultyConfig
 from crystalbench.errors import UnknownNameError
 from crystalbench.settings import CACHE_DIR_ENV, ENCODER_BACKEND, ENCODER_BACKENDS, EncoderBackend

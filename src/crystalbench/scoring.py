@@ -215,9 +215,7 @@ class Scorer:
         step_judge: Any = None,
     ) -> None:
         self.config = config or ScoreConfig()
-        self.encoder = encoder or load_encoder(
-            self.config.encoder, **self.config.encoder_options()
-        )
+        self.encoder = encoder or load_encoder(self.config.encoder, **self.config.encoder_options())
         preload_encoder(self.encoder)  # loads beside the parsing below; a no-op when loaded
         if store is None and self.config.use_cache:
             store = EmbeddingStore.default(self.config.cache_dir)

@@ -24,9 +24,9 @@ import pytest
 from typer.testing import CliRunner
 
 from crystalbench.cli.entry import fast_app, score_encoder_hint
-from crystalbench.defaults import ENCODER
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
+from crystalbench.defaults import ENCODER
 from crystalbench.encoders import early_encoder, keep_early_encoder, load_encoder
 from crystalbench.encoders.onnx_backend import OnnxEncoder
 
@@ -116,7 +116,7 @@ def test_a_failed_background_load_is_raised_by_encode(export_dir, tmp_path):
         (["-b", "B", "--config", "c.yaml"], None),
         (["-b", "B", "--config=c.yaml"], None),
         (["-b", "B", "--backend=onnx-int8"], (ENCODER, {"backend": "onnx-int8"})),
-        (["-b", "B", "--workers", "2", "--devices", "a,b"], (ENCODER, {"workers": 2, "devices": ["a", "b"]})),
+        (["--workers", "2", "--devices", "a,b"], (ENCODER, {"workers": 2, "devices": ["a", "b"]})),
         (["-b", "B", "--batch-size", "many"], None),  # malformed: the command will say so
         (["-b", "B", "--encoder"], None),  # a value is missing: the command will say so
         (["-b", "B", "--", "--encoder", "x"], (ENCODER, {})),

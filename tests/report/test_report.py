@@ -581,8 +581,7 @@ def test_cli_leaderboard_formats(two_runs, tmp_path):
     runner = CliRunner()
     result = runner.invoke(
         app,
-        ["leaderboard", str(two_runs[0]), str(two_runs[1]), "--output-format", "csv"]
-        + ["--resamples", "50"],
+        ["leaderboard", *map(str, two_runs), "--output-format", "csv", "--resamples", "50"],
     )
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))

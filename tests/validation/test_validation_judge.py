@@ -221,7 +221,8 @@ def test_matcher_judge_needs_an_endpoint():
     with pytest.raises(InputError, match="needs an endpoint"):
         build_config(ScoreConfig, flags=flags(matcher="judge"))
     config = build_config(
-        ScoreConfig, flags=flags(matcher="judge", **{"judge.url": "http://x/v1", "judge.model": "m"})
+        ScoreConfig,
+        flags=flags(matcher="judge", **{"judge.url": "http://x/v1", "judge.model": "m"}),
     )
     assert config.matcher_judge.url == "http://x/v1"  # shared with the answer judge
     with pytest.raises(InputError, match=r"field matcher_judge.model: required with"):

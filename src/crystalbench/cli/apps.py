@@ -66,7 +66,7 @@ class CrystalCommand(TyperCommand):
             if param is None:
                 continue
             if not eq:
-                takes = not (param.is_flag or param.count)
+                takes = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
                 text = args[index + 1] if takes and index + 1 < len(args) else ""
             before = typed.get(param.name)
             if param.multiple and before is not None:
@@ -77,7 +77,7 @@ class CrystalCommand(TyperCommand):
     def _takes_value(self, spelling: str) -> bool:
         for param in self.params:
             if param.param_type_name == "option" and spelling in param.opts:
-                return not (param.is_flag or param.count)
+                return not (getattr(param, "is_flag", False) or getattr(param, "count", False))
         return False
 
 
@@ -147,7 +147,7 @@ class CrystalTyper(typer.Typer):
     """``typer.Typer`` whose commands are :class:`CrystalCommand` (with the function's
     deprecated spellings)."""
 
-    def command(self, name: str | None = None, **settings: Any) -> Any:  # type: ignore[override]
+    def command(self, name: str | None = None, **settings: Any) -> Any:
         """Register a command, as ``typer.Typer.command`` does."""
         register = super().command
 
@@ -155,7 +155,7 @@ class CrystalTyper(typer.Typer):
             cls = settings.pop("cls", None) or command_class(
                 getattr(function, DEPRECATED_ALIASES, {})
             )
-            return register(name, cls=cls, **settings)(function)  # type: ignore[no-any-return]
+            return register(name, cls=cls, **settings)(function)
 
         return decorator
 

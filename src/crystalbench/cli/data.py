@@ -115,7 +115,9 @@ Overwrite = Annotated[
 ]
 JsonOut = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option("--out", "-o", metavar="FILE", help="Also write it as JSON here", show_default="none"),
+    typer.Option(
+        "--out", "-o", metavar="FILE", help="Also write it as JSON here", show_default="none"
+    ),
 ]
 
 

@@ -55,7 +55,9 @@ def demo(
         from crystalbench.report import build_report
 
         folders = [out / name for name in done.runs]
-        path = build_report(folders, out / "report.html", benchmark=done.benchmark, title="CRYSTAL sample")
+        path = build_report(
+            folders, out / "report.html", benchmark=done.benchmark, title="CRYSTAL sample"
+        )
     console.print(
         f"Encoder: {encoder}. These numbers are NOT comparable with the paper's, which uses "
         "all-distilroberta-v1 on the full 6,372-item benchmark; run `crystal score --encoder "

@@ -22,6 +22,7 @@ from typing import Any
 
 from crystalbench.cli.commands import COMMANDS, GROUPS, load
 
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run ``crystal`` with ``argv`` (default: ``sys.argv[1:]``)."""
     args = list(sys.argv[1:] if argv is None else argv)

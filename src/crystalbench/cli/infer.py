@@ -396,9 +396,7 @@ def _interrupted(out: Path) -> typer.Exit:
 
 InferOut = Annotated[
     Path,
-    typer.Option(
-        "--out", "-o", metavar="FILE", help="Output JSONL (resumed when it exists)"
-    ),
+    typer.Option("--out", "-o", metavar="FILE", help="Output JSONL (resumed when it exists)"),
 ]
 RunOut = Annotated[
     Path,
@@ -456,7 +454,9 @@ def infer(
     "(ScoreConfig fields); flags win",
     deprecated_files={"--score-config": "scoring"},
 )
-def run(out: RunOut, config: RunConfig, progress: ShowProgress = True, quiet: Quiet = False) -> None:
+def run(
+    out: RunOut, config: RunConfig, progress: ShowProgress = True, quiet: Quiet = False
+) -> None:
     """Infer, then score, then report, in one command (predictions resume like `infer`)."""
     from crystalbench.inference import run_benchmark
     from crystalbench.inference.pipeline import PREDICTIONS_FILE

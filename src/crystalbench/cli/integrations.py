@@ -63,7 +63,9 @@ def lmms_eval(
     """Install the CRYSTAL task for lmms-eval: crystal.yaml, utils.py and the docs."""
     from crystalbench.integrations.lmms_eval.task import install_task
 
-    target = install_task(out, benchmark, encoder=encoder, prompt=prompt_file, image_root=image_root)
+    target = install_task(
+        out, benchmark, encoder=encoder, prompt=prompt_file, image_root=image_root
+    )
     console.print(f"wrote the CRYSTAL task into [bold]{target}[/]", highlight=False)
     console.print(
         f"next: lmms-eval --include_path {out} --tasks crystal --log_samples ...",

@@ -26,6 +26,7 @@ from crystalbench.report.jobs import CompareConfig, LeaderboardConfig, ReportCon
 if TYPE_CHECKING:
     from crystalbench.report import RunComparison
 
+
 def _results_flag(help_text: str) -> Flag:
     return Flag("results", ("RESULTS",), help_text, kind=list[str], argument=True, required=True)
 
@@ -199,7 +200,9 @@ def report(
     rows = [(run.name, run.summary) for run in done.runs]
     console.print(leaderboard_table(rows, title="CRYSTAL leaderboard (intervals in the report)"))
     size = done.path.stat().st_size
-    console.print(f"wrote [bold]{escape(str(done.path))}[/] ({size / 1e6:.1f} MB): open it in any browser")
+    console.print(
+        f"wrote [bold]{escape(str(done.path))}[/] ({size / 1e6:.1f} MB): open it in any browser"
+    )
 
 
 @handle_errors

@@ -86,9 +86,11 @@ def score(
 
 def print_single(done: Any) -> None:
     """Scores, breakdowns and counts of a single set."""
-    (name, run), = done.runs.items()
+    ((name, run),) = done.runs.items()
     summary = run.summary
-    console.print(leaderboard_table([(name, summary)], title=f"CRYSTAL scores ({done.benchmark.name})"))
+    console.print(
+        leaderboard_table([(name, summary)], title=f"CRYSTAL scores ({done.benchmark.name})")
+    )
     console.print(breakdown_table(summary, "by_source", "By source"))
     console.print(breakdown_table(summary, "by_difficulty", "By difficulty"))
     skipped = summary.n_invalid_records + summary.n_unknown_ids

@@ -35,6 +35,7 @@ from crystalbench.inference.backends import BACKENDS
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.inference.retry import RetryPolicy
 from crystalbench.settings import (
+    IMAGE_MAX_SIDE_ENV,
     INFER_ABORT_AFTER,
     INFER_API_KEY_ENV,
     INFER_CONCURRENCY,
@@ -42,7 +43,6 @@ from crystalbench.settings import (
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
-    IMAGE_MAX_SIDE_ENV,
 )
 
 

@@ -208,7 +208,9 @@ def write_report(config: ReportConfig, out: str | Path) -> ReportOutput:
     return ReportOutput(path=Path(path), runs=runs, skipped=skipped)
 
 
-def write_leaderboard(config: LeaderboardConfig, out: str | Path | None = None) -> LeaderboardOutput:
+def write_leaderboard(
+    config: LeaderboardConfig, out: str | Path | None = None
+) -> LeaderboardOutput:
     """Table 2 of ``config.results`` with bootstrap intervals; written to ``out`` when given.
 
     Raises:
