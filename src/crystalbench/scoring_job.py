@@ -112,6 +112,7 @@ def score_job(
     job: ScoreJob,
     out: str | Path,
     *,
+    benchmark: Benchmark | None = None,
     encoder: Encoder | None = None,
     progress: ProgressHook | None = None,
 ) -> ScoreJobResult:
@@ -121,6 +122,7 @@ def score_job(
         job: What to score and how.
         out: The results folder: ``out/examples.jsonl`` and ``out/summary.json`` for a
             single set, ``out/NAME/`` for each of several.
+        benchmark: An already loaded benchmark instead of ``job.benchmark``.
         encoder: An encoder to use (e.g. one the ``crystal`` entry point started loading
             early); default: built from ``job.scoring`` (and closed at the end).
         progress: ``hook(stage, advance, total)`` for progress bars.
@@ -146,7 +148,7 @@ def score_job(
         encoder = built = load_encoder(config.encoder, **config.encoder_options())
         preload_encoder(built)
     try:
-        bench = load_benchmark(job.benchmark, image_root=job.image_root)
+        bench = benchmark or load_benchmark(job.benchmark, image_root=job.image_root)
         single = single_predictions_path(job.predictions)
         if single is not None:
             return _score_one(job, bench, single, Path(out), encoder, progress)

@@ -34,9 +34,10 @@ def demo(
 ) -> None:
     """Score the sample benchmark's model styles offline and print the paper's Table 2 columns."""
     from crystalbench.config import ScoreConfig
-    from crystalbench.data import SAMPLE_DIR
+    from crystalbench.data import SAMPLE_DIR, load_benchmark
     from crystalbench.scoring_job import ScoreJob, score_job
 
+    bench = load_benchmark("sample")
     sets = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))
     job = ScoreJob(
         benchmark="sample",
@@ -44,11 +45,11 @@ def demo(
         scoring=ScoreConfig(encoder=encoder),
     )
     console.print(
-        f"[bold]crystalbench demo[/]: {len(sets)} model styles on the bundled sample, "
-        f"encoder [bold]{encoder}[/]"
+        f"[bold]crystalbench demo[/]: {len(sets)} model styles on the bundled sample "
+        f"({len(bench)} items), encoder [bold]{encoder}[/]"
     )
     with progress_hook(progress and not quiet) as hook:
-        done = score_job(job, out, progress=hook)
+        done = score_job(job, out, benchmark=bench, progress=hook)
     rows = [(name, run.summary) for name, run in done.runs.items()]
     console.print(leaderboard_table(rows, title="CRYSTAL sample leaderboard"))
     if report:

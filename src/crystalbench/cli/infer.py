@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -214,6 +215,7 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
         "Where a transformers model runs: cuda, cuda:1, cpu, mps",
         metavar="DEVICE",
         default_text="cuda if present",
+        deprecated=("--device",),  # infer only: in run, --device places the encoder
         param_name="model_device",
     ),
     Flag(
@@ -269,7 +271,10 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
 :class:`~crystalbench.inference.InferenceConfig` field each), in ``--help`` order."""
 
 RUN_FLAGS: tuple[Flag, ...] = (
-    *INFERENCE_FLAGS,
+    *(
+        replace(flag, deprecated=()) if flag.field == "device" else flag
+        for flag in INFERENCE_FLAGS
+    ),
     Flag(
         "scoring.encoder",
         ("--encoder",),
