@@ -36,7 +36,9 @@ def test_a_yaml_value_is_named_with_its_file_line_and_field(tmp_path):
 
 def test_toml_and_json_files_load_like_yaml(tmp_path):
     toml = tmp_path / "score.toml"
-    toml.write_text('encoder = "hash"\nthreshold = 0.5\n[judge]\nurl = "http://x/v1"\nmodel = "m"\n')
+    toml.write_text(
+        'encoder = "hash"\nthreshold = 0.5\n[judge]\nurl = "http://x/v1"\nmodel = "m"\n'
+    )
     config = load_config(toml)
     assert (config.encoder, config.threshold, config.judge.model) == ("hash", 0.5, "m")
     as_json = tmp_path / "score.json"

@@ -219,7 +219,7 @@ def test_an_old_spelling_given_twice_warns_once_and_a_value_equal_to_it_is_left_
          "warning: --out-dir is deprecated; use --out"),
         (["infer", "-o", "x.jsonl", "-m", "m", "--backend", "vllmm"],
          "warning: --backend is deprecated; use --model-backend"),
-        (["infer", "-o", "x.jsonl", "-m", "m", "--device", "cpu", "--dtype", "f8", "-b", "no.jsonl"],
+        (["infer", "-o", "x.jsonl", "-m", "m", "--device", "cpu", "-b", "no.jsonl"],
          "warning: --device is deprecated; use --model-device"),
         (["compare", "a", "b", "--json", "x.json"], "warning: --json is deprecated; use --out"),
         (["compare", "a", "b", "--strict"], "warning: --strict is deprecated; use --same-items"),

@@ -59,6 +59,10 @@ def demo(
         path = build_report(
             folders, out / "report.html", benchmark=done.benchmark, title="CRYSTAL sample"
         )
+    _print_notes(encoder, out, path)
+
+
+def _print_notes(encoder: str, out: Path, report: Path | None) -> None:
     console.print(
         f"Encoder: {encoder}. These numbers are NOT comparable with the paper's, which uses "
         "all-distilroberta-v1 on the full 6,372-item benchmark; run `crystal score --encoder "
@@ -68,5 +72,5 @@ def demo(
         "Ordered F1; a right answer does not mean sound reasoning (accuracy vs Match F1).\n"
         f"Per-item results with matched step pairs: {out}/<style>/examples.jsonl"
     )
-    if report:
-        console.print(f"Diagnostic report (open in a browser): {path}")
+    if report is not None:
+        console.print(f"Diagnostic report (open in a browser): {report}")

@@ -271,10 +271,7 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
 :class:`~crystalbench.inference.InferenceConfig` field each), in ``--help`` order."""
 
 RUN_FLAGS: tuple[Flag, ...] = (
-    *(
-        replace(flag, deprecated=()) if flag.field == "device" else flag
-        for flag in INFERENCE_FLAGS
-    ),
+    *(replace(flag, deprecated=()) if flag.field == "device" else flag for flag in INFERENCE_FLAGS),
     Flag(
         "scoring.encoder",
         ("--encoder",),
