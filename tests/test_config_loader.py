@@ -123,4 +123,4 @@ def test_load_config_with_overrides_keeps_its_contract(tmp_path):
     assert (from_file.path, from_file.line, from_file.field) == (str(path), 2, "concurrency")
     given = error_of(lambda: load_config_with_overrides(InferenceConfig, path, {"concurrency": -1}))
     assert (given.path, given.field) == (None, "concurrency")
-    assert given.message.endswith("(as given)")
+    assert given.message == "Input should be greater than or equal to 1"  # no "from": code

@@ -285,6 +285,8 @@ def _first_error(
             message += f": give {hints[loc]}" + (" (or set it in --config)" if files else "")
     if origin is not None and origin.kind == "file":
         return InputError(message, path=origin.name, line=origin.line, field=loc or None)
+    if origin is not None and origin.kind == "given":  # a caller's own value needs no "from"
+        return InputError(message, field=loc or None)
     if origin is not None:
         return InputError(f"{message} ({origin.describe()})", field=loc or None)
     if files and first.get("type") != "missing":

@@ -237,3 +237,14 @@ def test_old_spellings_of_every_command_still_parse(tmp_path, monkeypatch, args,
     assert result.exit_code == 2, result.output
     assert "No such option" not in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["serve-rewards"], ["review", "serve"]])
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_a_usage_error(command, port):
+    result = runner.invoke(app, [*command, "--port", port])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "Invalid value for '--port': Input should be" in said
+    assert ("65535" if port == "99999" else "greater than or equal to 0") in said
+    assert "Traceback" not in result.output

@@ -145,7 +145,7 @@ def field_info(model: type[BaseModel], dotted: str) -> Any:
     """The pydantic ``FieldInfo`` of a (dotted) field of ``model``.
 
     Examples:
-        >>> from crystalbench.cli.score import ScoreJob
+        >>> from crystalbench.scoring_job import ScoreJob
         >>> field_info(ScoreJob, "scoring.threshold").default
         0.35
     """

@@ -32,6 +32,10 @@ ShowProgress = Annotated[
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors")]
 """The ``-q/--quiet`` option: no progress bars, no tables, no notes; errors still print."""
 
+PORT_RANGE = {"min": 0, "max": 65535}
+"""What ``--port`` takes, in every command that listens (``typer.Option(**PORT_RANGE)``):
+``--port 99999`` is a usage error (exit 2), not a traceback from ``bind``."""
+
 
 def handle_errors(func: F) -> F:
     """Turn our own errors into a one-line message and exit code 2 (no traceback).
