@@ -46,9 +46,7 @@ def serve_command(
     host: Annotated[
         str, typer.Option(help="Address to bind; anything but loopback prints a warning")
     ] = REVIEW_HOST,
-    port: Annotated[
-        int, typer.Option(help="Port (0: any free one)", **PORT_RANGE)
-    ] = REVIEW_PORT,
+    port: Annotated[int, typer.Option(help="Port (0: any free one)", **PORT_RANGE)] = REVIEW_PORT,
     hold_minutes: Annotated[
         float, typer.Option(help="How long a task handed out stays reserved")
     ] = REVIEW_HOLD_MINUTES,

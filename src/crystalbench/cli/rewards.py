@@ -28,9 +28,7 @@ def serve_rewards(
     host: Annotated[
         str, typer.Option(help="Interface to bind (0.0.0.0 to serve other machines)")
     ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option(help="TCP port (0 picks a free one)", **PORT_RANGE)
-    ] = 8765,
+    port: Annotated[int, typer.Option(help="TCP port (0 picks a free one)", **PORT_RANGE)] = 8765,
     threshold: Annotated[
         float, typer.Option("--threshold", "--tau", help="Step-matching cosine threshold tau")
     ] = TAU,
