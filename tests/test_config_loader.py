@@ -124,3 +124,10 @@ def test_load_config_with_overrides_keeps_its_contract(tmp_path):
     given = error_of(lambda: load_config_with_overrides(InferenceConfig, path, {"concurrency": -1}))
     assert (given.path, given.field) == (None, "concurrency")
     assert given.message == "Input should be greater than or equal to 1"  # no "from": code
+
+
+def test_a_field_a_file_lacks_is_named_with_the_file(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("concurrency: 4\n")
+    error = error_of(lambda: load_config(path, InferenceConfig))
+    assert (error.path, error.field, error.message) == (str(path), "model", "required")

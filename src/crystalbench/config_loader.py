@@ -289,9 +289,11 @@ def _first_error(
         return InputError(message, field=loc or None)
     if origin is not None:
         return InputError(f"{message} ({origin.describe()})", field=loc or None)
-    if files and first.get("type") != "missing":
-        # A value no source named (a default that another value made invalid): name the
-        # files too, since they may be what needs to change.
+    if len(files) == 1:
+        # A value no source named (missing, or a default another value made invalid): the
+        # file is where it can be set.
+        return InputError(message, path=files[0][0], field=loc or None)
+    if files:
         named = ", ".join(str(path) for path, _ in files)
         return InputError(f"{message} (config: {named})", field=loc or None)
     return InputError(message, field=loc or None)

@@ -88,13 +88,16 @@ def _warn_deprecated(message: str) -> None:
 def readable_type(param: Any) -> None:
     """Give ``param`` a readable type in ``--help``: ``FLOAT``, ``PATH``, ``[lis|kendall]``,
     never ``<list[str]>`` (a metavar the command set is kept)."""
-    descriptor = param.type_descriptor
-    if param.param_type_name == "option" and (param.is_flag or param.count):
+    option = param.param_type_name == "option"
+    if option and (getattr(param, "is_flag", False) or getattr(param, "count", False)):
         param.metavar = ""  # a flag takes no value: no type column
         return
-    if param.param_type_name == "option" and param.metavar is not None:
+    if option and param.metavar is not None:
         return
-    if descriptor.is_choice:
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None:  # a typer built on click's own types: their names are readable
+        label = str(getattr(param.type, "name", "text")).upper()
+    elif descriptor.is_choice:
         label = "[" + "|".join(str(choice) for choice in descriptor.choices or ()) + "]"
     elif descriptor.is_path:
         label = "PATH"
@@ -103,9 +106,9 @@ def readable_type(param: Any) -> None:
         if descriptor.is_list:
             annotation = getattr(annotation, "__args__", (str,))[0]
         label = _TYPE_NAMES.get(annotation, "TEXT")
-    if param.param_type_name == "option":
+    if option:
         param.metavar = label
-    else:  # an argument's metavar names it; its type column is display_type_rich
+    elif descriptor is not None:  # an argument's metavar names it; its type column is this
         param.display_type_rich = lambda ctx: label
 
 
