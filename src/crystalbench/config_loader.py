@@ -240,7 +240,7 @@ def build_config(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise _first_error(exc, origins, files, hints or {}) from None
+        raise _first_error(exc, model, origins, files, hints or {}) from None
 
 
 def declared_environment(model: type[BaseModel], prefix: str = "") -> dict[str, str]:
@@ -265,6 +265,7 @@ def declared_environment(model: type[BaseModel], prefix: str = "") -> dict[str, 
 
 def _first_error(
     exc: ValidationError,
+    model: type[BaseModel],
     origins: Mapping[str, Origin],
     files: Sequence[tuple[str | Path, str]],
     hints: Mapping[str, str],
@@ -274,6 +275,8 @@ def _first_error(
     loc = ".".join(str(part) for part in first.get("loc", ()) if not isinstance(part, int))
     message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
     origin = _origin_of(loc, origins)
+    if first.get("type") == "extra_forbidden":
+        message = _unknown_field(model, loc)
     if first.get("type") == "missing":
         given = sorted(
             f"{name} ({where.describe()})"
@@ -297,6 +300,31 @@ def _first_error(
         named = ", ".join(str(path) for path, _ in files)
         return InputError(f"{message} (config: {named})", field=loc or None)
     return InputError(message, field=loc or None)
+
+
+def _unknown_field(model: type[BaseModel], loc: str) -> str:
+    """``unknown field; did you mean 'temperature'? (valid: ...)`` for a name ``model`` (or
+    the model nested at ``loc``) does not have."""
+    import difflib
+
+    current: Any = model
+    *parents, name = loc.split(".")
+    try:
+        for part in parents:
+            current = _nested_model(current.model_fields[part].annotation)
+    except (KeyError, TypeError):
+        return "unknown field"
+    valid = sorted(current.model_fields)
+    close = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(found) for found in close)}?" if close else ""
+    return f"unknown field{hint} (valid: {', '.join(valid)})"
+
+
+def _nested_model(annotation: Any) -> Any:
+    for candidate in (annotation, *getattr(annotation, "__args__", ())):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    raise TypeError(annotation)
 
 
 def _origin_of(loc: str, origins: Mapping[str, Origin]) -> Origin | None:

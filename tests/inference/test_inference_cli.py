@@ -303,7 +303,10 @@ def test_a_config_file_sets_the_run_and_flags_win(server, state, bench, tmp_path
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("model: m\ntemprature: 0.3\n", "field temprature: Extra inputs"),
+        (
+            "model: m\ntemprature: 0.3\n",
+            "bad.yaml:2: field temprature: unknown field (valid: abort_after",
+        ),
         ("model: m\ngeneration: {max_tokens: 0}\n", "field generation.max_tokens"),
         ("model: m\nbackend: ollama\n", "unknown backend 'ollama'"),
         ("- model\n", "expected a mapping"),
