@@ -184,10 +184,9 @@ class ScoringEngine:
         return filters
 
     def subset(self, benchmark: Benchmark) -> Benchmark:
-        """The items of ``benchmark`` this configuration scores (``config.sources``)."""
-        if self.config.sources:
-            return benchmark.subset(sources=self.config.sources)
-        return benchmark
+        """The items of ``benchmark`` this configuration scores (``config.sources``,
+        ``config.ids``, ``config.limit``: :meth:`~crystalbench.config.ScoreConfig.select`)."""
+        return self.config.select(benchmark)
 
     def tick(self, name: str, started: float) -> None:
         """Add the seconds since ``started`` (``time.perf_counter``) to stage ``name``."""
