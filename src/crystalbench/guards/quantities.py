@@ -1,0 +1,312 @@
+"""Quantities in a step: a number with its unit, what it counts, and how it was written.
+
+Numbers come from :func:`crystalbench.normalize.numbers.find_numbers` (the same reader the
+answers use: decimals, thousands separators, fractions, ``\\frac``, percent, scientific
+notation, number words). This module adds what a comparison between two steps needs:
+
+- the **unit** after the number, converted to its dimension's base unit ("100 cm" is "1 m";
+  "6 cm" and "6 degrees" are different quantities and never compared);
+- the **counted noun** ("3 *apples*"), so that "2 triangles" and "3 circles" are not read as
+  two values of one quantity;
+- whether the number is an **index** rather than a quantity: a year ("in 2019"), a position
+  ("row 2", "the 3rd bar");
+- whether it is **symbolic** ("2 sqrt(3)", "9 pi": compared by value only once evaluated,
+  which the guard does not do) or **approximate** ("about 3.5");
+- its written **precision** ("3.46" agrees with "3.464"; "3" does not agree with "3.4").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from crystalbench.guards.lexicon import (
+    APPROXIMATE,
+    INDEX_NOUNS,
+    SCALE_WORDS,
+    STOP_WORDS,
+    SYMBOLIC_WORDS,
+    UNITS,
+    Unit,
+)
+from crystalbench.guards.text import TextToken
+
+__all__ = ["Quantity", "quantities_agree", "read_quantities"]
+
+_EXACT = 99
+"""Precision of a fraction or a ratio: exact."""
+_MAX_UNIT_WORDS = max(len(name.split()) for name in UNITS)
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
+_BINARY_BEFORE = frozenset({"number", "close"})
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """A number of a step, with what the comparison of two steps needs to know about it."""
+
+    value: float
+    """The value in the base unit of its dimension (a percentage keeps its face value)."""
+    dimension: str
+    """``angle``, ``length``, ``percent``... or ``""`` for a plain number."""
+    noun: frozenset[str]
+    """Stems of the words it counts ("3 shaded squares": ``{"shad", "squar"}``)."""
+    decimals: int
+    """Digits after the decimal point as written; 99 for a fraction."""
+    approximate: bool
+    """Written with "about", "approximately", "~"..."""
+    symbolic: bool
+    """Part of a symbolic expression ("2 sqrt(3)", "9 pi")."""
+    index: bool
+    """A year, or a position ("row 2", "3rd"): it says which thing, not how much."""
+    start: int
+    """Start in the prepared text (the number)."""
+    end: int
+    """End in the prepared text (the number and its unit)."""
+
+    @property
+    def quantity(self) -> bool:
+        """A value that can contradict another (not an index, not symbolic)."""
+        return not (self.index or self.symbolic)
+
+
+def _decimals(text: str) -> int:
+    if "/" in text or ":" in text:
+        return _EXACT
+    mantissa = text.lower().split("e")[0].strip().rstrip("%").strip()
+    for mark in (".", ","):
+        if mark in mantissa:
+            fraction = mantissa.rsplit(mark, 1)[1]
+            if mark == "," and len(fraction) == 3:  # a thousands separator
+                continue
+            return len(fraction)
+    return 0
+
+
+def _unit_after(tokens: Sequence[TextToken], index: int) -> tuple[Unit | None, float, int]:
+    """The unit and scale word after token ``index``: ``(unit, multiplier, last index)``."""
+    last = index
+    multiplier = 1.0
+    if last + 1 < len(tokens) and tokens[last + 1].text.lower() in SCALE_WORDS:
+        multiplier = SCALE_WORDS[tokens[last + 1].text.lower()]
+        last += 1
+    for width in range(_MAX_UNIT_WORDS, 0, -1):
+        window = tokens[last + 1 : last + 1 + width]
+        if len(window) < width or any(t.kind in ("number", "break") for t in window):
+            continue
+        glued = "".join(t.text for t in window).lower()
+        spaced = " ".join(t.text for t in window).lower()
+        for name in (spaced, glued):
+            if name in UNITS:
+                return UNITS[name], multiplier, last + width
+    return None, multiplier, last
+
+
+def _noun_after(tokens: Sequence[TextToken], index: int) -> frozenset[str]:
+    """Stems of up to two content words right after ``index`` ("3 shaded squares")."""
+    nouns: list[str] = []
+    for token in tokens[index + 1 : index + 3]:
+        low = token.text.lower()
+        if token.kind != "word" or low in STOP_WORDS or low in SYMBOLIC_WORDS:
+            break
+        nouns.append(token.key)
+    return frozenset(nouns)
+
+
+def _is_year(token: TextToken, unit: Unit | None) -> bool:
+    value = token.number.value if token.number is not None else math.nan
+    return (
+        unit is None
+        and token.text.strip().isdigit()
+        and len(token.text.strip()) == 4
+        and 1800 <= value <= 2100
+    )
+
+
+def _symbolic_positions(tokens: Sequence[TextToken]) -> set[int]:
+    """Tokens inside a symbolic expression: ``sqrt(...)``, next to ``pi``, ``√``, ``^``."""
+    marked: set[int] = set()
+    for index, token in enumerate(tokens):
+        low = token.text.lower()
+        if low in SYMBOLIC_WORDS or token.text in ("√", "π"):
+            marked.update((index - 2, index - 1, index + 1))
+            if index + 1 < len(tokens) and tokens[index + 1].text == "(":
+                depth = 0
+                for position in range(index + 1, len(tokens)):
+                    text = tokens[position].text
+                    depth += (text == "(") - (text == ")")
+                    marked.add(position)
+                    if depth == 0:
+                        break
+        elif token.text == "^":  # "6^2": a power, compared only as a whole
+            marked.update((index - 1, index + 1))
+    return marked
+
+
+def read_quantities(tokens: Sequence[TextToken]) -> list[Quantity]:
+    """The quantities of a tokenised step (see :func:`crystalbench.guards.text.tokenize`).
+
+    Examples:
+        >>> from crystalbench.guards.text import tokenize, prepare_step
+        >>> found = read_quantities(tokenize(prepare_step("The angle is 40 degrees; 3 apples.")))
+        >>> [(q.value, q.dimension, sorted(q.noun)) for q in found]
+        [(40.0, 'angle', []), (3.0, '', ['appl'])]
+        >>> [q.index for q in read_quantities(tokenize("In 2019, row 2 held 45 items."))]
+        [True, True, False]
+        >>> [q.value for q in read_quantities(tokenize("6 - 4 = 2 and x = -3"))]
+        [6.0, 4.0, 2.0, -3.0]
+    """
+    found: list[Quantity] = []
+    skip_until = -1
+    symbolic_at = _symbolic_positions(tokens)
+    for index, token in enumerate(tokens):
+        if index <= skip_until:
+            continue
+        number = token.number
+        if token.kind == "word" and token.text.lower() == "one" and index + 1 < len(tokens):
+            following = tokens[index + 1]
+            # "one apple" counts; "the left one", "one of them" do not
+            if (
+                following.kind == "word"
+                and following.text.lower() not in STOP_WORDS
+                and following.text.lower() not in ("one", "another")
+            ):
+                found.append(
+                    Quantity(1.0, "", frozenset({following.key}), 0, False, False, False, token.start, token.end)
+                )
+            continue
+        if token.kind != "number" or number is None:
+            continue
+        value = number.value
+        text = token.text.strip()
+        end_index = index
+        # a ratio or a clock ("3:2", "10:30"): one value
+        if (
+            index + 2 < len(tokens)
+            and tokens[index + 1].text == ":"
+            and tokens[index + 1].start == token.end
+            and tokens[index + 2].kind == "number"
+            and tokens[index + 2].start == tokens[index + 1].end
+            and tokens[index + 2].number is not None
+        ):
+            second = tokens[index + 2]
+            assert second.number is not None
+            if len(second.text.strip()) == 2 and value <= 24:
+                value = value * 60 + second.number.value
+                unit: Unit | None = Unit("clock", 1.0)
+            else:
+                value = value / second.number.value if second.number.value else math.nan
+                unit = None
+            found.append(
+                Quantity(value, unit.dimension if unit else "", frozenset(), _EXACT, False, False, False, token.start, second.end)
+            )
+            skip_until = index + 2
+            continue
+        previous = tokens[index - 1] if index > 0 else None
+        if text[:1] in "-+" and previous is not None:
+            binary = previous.kind == "number" or previous.text in (")", "]", "°", "%")
+            binary = binary or (previous.kind == "word" and previous.text.isupper())
+            if binary:  # "180 - 50": subtraction, not a negative number
+                value = abs(value)
+        unit, multiplier, end_index = _unit_after(tokens, index)
+        if text[:1] in "$€£¥" or text.lstrip("-+")[:1] in "$€£¥":
+            symbol = text.lstrip("-+")[:1]
+            unit = UNITS.get(symbol, unit)
+        if number.percent:
+            unit = UNITS["%"]
+        value *= multiplier
+        dimension = ""
+        if unit is not None:
+            dimension = unit.dimension
+            value *= unit.scale
+        following = tokens[end_index + 1] if end_index + 1 < len(tokens) else None
+        ordinal = (
+            following is not None
+            and following.start == token.end
+            and following.text.lower() in _ORDINAL_SUFFIXES
+        )
+        if ordinal:
+            end_index += 1
+        index_noun = previous is not None and previous.kind == "word" and previous.key in INDEX_NOUNS
+        is_index = ordinal or index_noun or _is_year(token, unit)
+        symbolic = index in symbolic_at
+        approximate = (
+            previous is not None
+            and (previous.text.lower() in APPROXIMATE or previous.text in ("~", "≈"))
+        ) or (index > 1 and tokens[index - 2].text.lower() in APPROXIMATE)
+        noun = frozenset() if ordinal else _noun_after(tokens, end_index)
+        if previous is not None and previous.key in _BINARY_BEFORE and not noun:
+            noun = frozenset()
+        found.append(
+            Quantity(
+                value=value,
+                dimension=dimension,
+                noun=noun,
+                decimals=_decimals(text),
+                approximate=approximate,
+                symbolic=symbolic,
+                index=is_index,
+                start=token.start,
+                end=tokens[end_index].end,
+            )
+        )
+        skip_until = end_index
+    return found
+
+
+def _readings(quantity: Quantity) -> tuple[float, ...]:
+    """Values the quantity may stand for: a percentage is also its fraction (50% = 0.5)."""
+    if quantity.dimension == "percent":
+        return (quantity.value, quantity.value / 100.0)
+    return (quantity.value,)
+
+
+def _close(a: float, b: float, a_decimals: int, b_decimals: int, loose: bool) -> bool:
+    if math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12):
+        return True
+    coarser = min(a_decimals, b_decimals)
+    if coarser >= _EXACT:
+        return False
+    if coarser >= 1 or loose:  # "3.46" vs "3.464", "about 3" vs "3.2"
+        return abs(a - b) <= 0.5 * 10.0 ** (-coarser) + 1e-12
+    return False
+
+
+def dimensions_comparable(a: Quantity, b: Quantity) -> bool:
+    """Two quantities measure the same kind of thing (a plain number compares with any).
+
+    Examples:
+        >>> from crystalbench.guards.text import tokenize
+        >>> cm, deg, plain = read_quantities(tokenize("6 cm, 6 degrees, 6"))
+        >>> dimensions_comparable(cm, deg), dimensions_comparable(cm, plain)
+        (False, True)
+    """
+    return not a.dimension or not b.dimension or a.dimension == b.dimension
+
+
+def quantities_agree(a: Quantity, b: Quantity) -> bool:
+    """The two quantities state the same value, however each is written.
+
+    Percentages also read as fractions (``50%`` = ``0.5`` = ``1/2``); units convert within a
+    dimension (``1 m`` = ``100 cm``); a value agrees with a more precise one that rounds to
+    it (``3.46`` = ``3.464``; ``3`` only when written "about 3").
+
+    Examples:
+        >>> from crystalbench.guards.text import tokenize, prepare_step
+        >>> def q(text):
+        ...     return read_quantities(tokenize(prepare_step(text)))[0]
+        >>> quantities_agree(q("50%"), q("1/2")), quantities_agree(q("16"), q("sixteen"))
+        (True, True)
+        >>> quantities_agree(q("1 m"), q("100 cm")), quantities_agree(q("40°"), q("40 degrees"))
+        (True, True)
+        >>> quantities_agree(q("3.46"), q("3.464")), quantities_agree(q("3"), q("3.4"))
+        (True, False)
+        >>> quantities_agree(q("about 3"), q("3.4")), quantities_agree(q("40°"), q("50°"))
+        (True, False)
+    """
+    if not dimensions_comparable(a, b):
+        return False
+    loose = a.approximate or b.approximate
+    return any(
+        _close(x, y, a.decimals, b.decimals, loose) for x in _readings(a) for y in _readings(b)
+    )

@@ -1,0 +1,380 @@
+"""The fact rules: when do two steps state incompatible facts?
+
+Each rule compares the facts of two steps (:class:`~crystalbench.guards.facts.StepFacts`)
+and returns a :class:`Clash` (the reason and the two conflicting spans, in prepared-text
+offsets) or None. Every rule is symmetric: swapping the two steps swaps the spans and
+nothing else.
+
+**The principle.** A veto needs two steps that say the same thing *except* for one slot that
+holds incompatible values. So besides the conflicting values, every rule but the option
+rule asks :func:`about_the_same`: neither step names a thing (a label such as ``AB``, a
+name, a position such as "the *left* console", an ordinal, a day, a year, a row number, a
+colour) that the other lacks while the other names one it lacks, neither step has content
+words the other lacks while the other has some it lacks, and the two share something. "Side
+AC is 6" and "Side BC is 8" are about different sides: no veto. "The top row has 2
+triangles" and "The bottom row has 3 triangles": no veto. "There are 3 apples on the table"
+and "I count 7 apples on the table": veto.
+
+Precision comes first: a rule that cannot tell whether two values are about the same thing
+keeps the pair. What is and is not caught is listed with each rule and in the package notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from crystalbench.guards.facts import RelationMention, StepFacts
+from crystalbench.guards.quantities import Quantity, dimensions_comparable, quantities_agree
+from crystalbench.guards.records import VetoReason
+
+__all__ = [
+    "Clash",
+    "about_the_same",
+    "colour_clash",
+    "negation_clash",
+    "number_clash",
+    "relation_clash",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Clash:
+    """What a rule found: the reason and the two spans (offsets in the prepared texts)."""
+
+    reason: VetoReason
+    pred: tuple[int, int]
+    ref: tuple[int, int]
+
+    def swapped(self) -> Clash:
+        """The same clash seen from the other step."""
+        return Clash(self.reason, self.ref, self.pred)
+
+
+def _differ_both_ways(a: frozenset[object] | set[object], b: frozenset[object] | set[object]) -> bool:
+    return bool(a - b) and bool(b - a)
+
+
+def about_the_same(pred: StepFacts, ref: StepFacts, ignore: Iterable[str] = ()) -> bool:
+    """The two steps speak of the same things (what every rule but the option rule asks).
+
+    False when each step names a thing (identifier) the other does not, when each has
+    content words the other lacks, or when they share nothing although one has content.
+    Keys in ``ignore`` (the slot that conflicts, e.g. two colours) do not count.
+
+    Examples:
+        >>> from crystalbench.guards.facts import step_facts as f
+        >>> about_the_same(f("Side AC is 6."), f("Side BC is 8."))
+        False
+        >>> about_the_same(f("There are 3 apples on the table."), f("I count 7 apples on the table."))
+        True
+        >>> about_the_same(f("4 squared is 16."), f("The area is 25."))
+        False
+    """
+    skip = frozenset(ignore)
+    pred_ids = {pair for pair in pred.identifiers if pair[1] not in skip}
+    ref_ids = {pair for pair in ref.identifiers if pair[1] not in skip}
+    if _differ_both_ways(pred_ids, ref_ids):  # type: ignore[arg-type]
+        return False
+    pred_words = pred.content - skip
+    ref_words = ref.content - skip
+    if _differ_both_ways(pred_words, ref_words):  # type: ignore[arg-type]
+        return False
+    return not ((pred_words or ref_words) and not (pred_words & ref_words))
+
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def _unmatched(pred: StepFacts, ref: StepFacts) -> tuple[list[Quantity], list[Quantity]]:
+    """Values of each step that the other does not state (indices left out)."""
+    left = [q for q in pred.quantities if not q.index]
+    right = [q for q in ref.quantities if not q.index]
+    used = [False] * len(right)
+    alone = []
+    for quantity in left:
+        for position, other in enumerate(right):
+            if not used[position] and quantities_agree(quantity, other):
+                used[position] = True
+                break
+        else:
+            alone.append(quantity)
+    return alone, [q for position, q in enumerate(right) if not used[position]]
+
+
+def _same_quantity(a: Quantity, b: Quantity) -> bool:
+    if not dimensions_comparable(a, b):
+        return False
+    return not (a.noun and b.noun and not a.noun & b.noun)
+
+
+def _number_pair(pred: StepFacts, ref: StepFacts) -> tuple[Quantity, Quantity] | None:
+    alone_pred, alone_ref = _unmatched(pred, ref)
+    if not alone_pred or not alone_ref:
+        return None  # one step states a subset of the other's values: compatible
+    if any(q.symbolic for q in alone_pred + alone_ref):
+        return None  # "9 pi" may be the other's 28.27: not compared
+    pairs = [(a, b) for a in alone_pred for b in alone_ref if _same_quantity(a, b)]
+    if not pairs:
+        return None
+    pairs.sort(key=lambda pair: (not (pair[0].noun & pair[1].noun), pair[0].start, pair[1].start))
+    return pairs[0]
+
+
+def number_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
+    """Different values of one quantity.
+
+    Values are matched across the two steps first, however they are written ("16" /
+    "sixteen", "0.5" / "1/2" / "50%", "40°" / "40 degrees", "1 m" / "100 cm"; see
+    :func:`~crystalbench.guards.quantities.quantities_agree`). When one step's values are
+    all found in the other, the steps are compatible: an extra intermediate value ("4 squared
+    is 16" / "The area is 16") is not a contradiction. Otherwise a value left in each step,
+    of comparable units and counting the same thing, conflicts when the steps are
+    :func:`about_the_same` thing.
+
+    Not read: indices (years, "row 2", "3rd") which say *which* thing, symbolic expressions
+    ("2 sqrt(3)", "9 pi"), numbers as words beyond what
+    :func:`~crystalbench.normalize.number_words.words_to_digits` reads ("a dozen", "half",
+    "twice"), and a bare "one" before anything but a noun.
+
+    Examples:
+        >>> from crystalbench.guards.facts import step_facts as f
+        >>> number_clash(f("The angle ABC is 40 degrees."), f("The angle ABC is 50 degrees.")).reason
+        'number'
+        >>> number_clash(f("There are 3 apples on the table."), f("There are 7 apples on the table."))
+        Clash(reason='number', pred=(10, 11), ref=(10, 11))
+        >>> number_clash(f("4 squared is 16."), f("The area is 16.")) is None
+        True
+        >>> number_clash(f("Count the unit cells: 16."), f("There are sixteen unit cells.")) is None
+        True
+        >>> number_clash(f("The top row has 2 triangles."), f("The bottom row has 3 triangles.")) is None
+        True
+    """
+    pair = _number_pair(pred, ref)
+    if pair is None or not about_the_same(pred, ref):
+        return None
+    a, b = pair
+    return Clash("number", (a.start, a.end), (b.start, b.end))
+
+
+def numbers_differ(pred: StepFacts, ref: StepFacts) -> bool:
+    """Each step holds a value of one quantity that the other does not state."""
+    return _number_pair(pred, ref) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# negation
+# ---------------------------------------------------------------------------------------------
+
+
+def _word_span(facts: StepFacts, key: str) -> tuple[int, int] | None:
+    return next(((start, end) for stem, start, end in facts.words if stem == key), None)
+
+
+def negation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
+    """One step negates what the other states, or the two give opposite yes/no answers.
+
+    A negation ("not", "no", "never", "none", "nothing", "neither", "without", "n't",
+    "cannot", "≠", a negative prefix on a known root such as "unshaded", "impossible", or a
+    zero count, "0 cats") negates the first content word after it. It conflicts when the
+    other step states that word without negating it, the two steps carry a different number of
+    negations (so "X does not eat Y" / "Y is not eaten by X" stay compatible), and the steps
+    are :func:`about_the_same` thing. "not only", "no matter" and "whether or not" are not
+    negations.
+
+    Not caught: negation by meaning ("absent", "lacks", "fails to"), and a negation whose
+    scope the first-word rule misreads.
+
+    Examples:
+        >>> from crystalbench.guards.facts import step_facts as f
+        >>> negation_clash(f("The door is open."), f("The door is not open."))
+        Clash(reason='negation', pred=(12, 16), ref=(12, 15))
+        >>> negation_clash(f("The door isn't open."), f("The door is not open.")) is None
+        True
+        >>> negation_clash(f("There is no cat."), f("There is a cat.")).reason
+        'negation'
+        >>> negation_clash(f("The answer is yes."), f("The answer is no.")).reason
+        'negation'
+        >>> negation_clash(f("The ice cube is not a liquid."), f("The juice is a liquid.")) is None
+        True
+    """
+    if pred.answer is not None and ref.answer is not None and pred.answer[0] != ref.answer[0]:
+        if about_the_same(pred, ref):
+            return Clash("negation", pred.answer[1:], ref.answer[1:])
+    if len(pred.negations) % 2 == len(ref.negations) % 2:
+        return None
+    for negating, stating, flip in ((pred, ref, False), (ref, pred, True)):
+        for negation in negating.negations:
+            head = negation.head
+            if not head or head not in stating.said or head in stating.negated:
+                continue
+            if not about_the_same(pred, ref):
+                return None
+            span = _word_span(stating, head)
+            if span is None:
+                continue
+            clash = Clash("negation", (negation.start, negation.end), span)
+            return clash.swapped() if flip else clash
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# colours
+# ---------------------------------------------------------------------------------------------
+
+
+def colour_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
+    """One thing given two colours.
+
+    A colour of one step whose family the other step never names ("red" / "blue"; "crimson"
+    and "red" agree, "teal" agrees with green and blue) conflicts with such a colour of the
+    other step, when the steps are :func:`about_the_same` thing once the two colours are set
+    aside, and their values do not differ too (two slots differing means two different
+    things: "the red bar is 40" / "the blue bar is 50").
+
+    Not caught: shades ("light blue" / "dark blue"), colours named by objects ("the colour of
+    grass").
+
+    Examples:
+        >>> from crystalbench.guards.facts import step_facts as f
+        >>> colour_clash(f("The car is red."), f("The car is blue."))
+        Clash(reason='colour', pred=(11, 14), ref=(11, 15))
+        >>> colour_clash(f("The car is crimson."), f("The car is red.")) is None
+        True
+        >>> colour_clash(f("The red bar reaches 40."), f("The blue bar reaches 50.")) is None
+        True
+        >>> colour_clash(f("The sky is blue."), f("The grass is green.")) is None
+        True
+    """
+    pred_families = frozenset().union(*(c.families for c in pred.colours))
+    ref_families = frozenset().union(*(c.families for c in ref.colours))
+    for a in pred.colours:
+        if a.families & ref_families:
+            continue
+        for b in ref.colours:
+            if b.families & pred_families:
+                continue
+            ignore = set(a.families) | set(b.families)
+            if numbers_differ(pred, ref) or not about_the_same(pred, ref, ignore):
+                return None
+            return Clash("colour", (a.start, a.end), (b.start, b.end))
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# relations
+# ---------------------------------------------------------------------------------------------
+
+
+def _identified(signature: frozenset[str]) -> bool:
+    return any(":" in key or key.startswith("#") for key in signature)
+
+
+def _same_argument(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
+    """Two arguments name the same thing: equal identifiers, or nested content words."""
+    if not a or not b:
+        return False
+    if _identified(a) or _identified(b):
+        return a == b
+    return a <= b or b <= a
+
+
+def _paired(a: RelationMention, b: RelationMention) -> str | None:
+    """How two relations of one dimension relate: ``agree``, ``clash`` or None (unknown)."""
+    if a.object is not None and b.object is not None:
+        same = _same_argument(a.subject, b.subject) and _same_argument(a.object, b.object)
+        swapped = _same_argument(a.subject, b.object) and _same_argument(a.object, b.subject)
+        if same == swapped:
+            return None
+        opposite = a.value != b.value
+        return "agree" if opposite == swapped else "clash"
+    if _same_argument(a.subject, b.subject) or (not a.subject and not b.subject):
+        return "agree" if a.value == b.value else "clash"
+    return None
+
+
+def _superlatives(a: RelationMention, b: RelationMention) -> str | None:
+    if a.noun and b.noun and not a.noun & b.noun:
+        return None  # "the largest angle" / "the largest side": different rankings
+    if a.value == b.value:
+        if _identified(a.subject) and _identified(b.subject):
+            return "agree" if a.subject == b.subject else "clash"
+        return None
+    return "clash" if _same_argument(a.subject, b.subject) else None
+
+
+def relation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
+    """Opposed relations said of the same things, or one superlative of two things.
+
+    Comparatives ("taller" / "shorter", "more" / "fewer", "greater than" / "less than",
+    ``>`` / ``<``), prepositions ("above" / "below", "left of" / "right of", "before" /
+    "after", "in front of" / "behind"), position predicates ("on the left" / "on the right"),
+    changes and states ("increases" / "decreases", "open" / "closed", "attract" / "repel",
+    "solid" / "liquid" / "gas") each have a dimension and a pole. Two relations of one
+    dimension conflict when their arguments match and their poles differ, or their arguments
+    are swapped and their poles agree; "B is shorter than A" restates "A is taller than B".
+    A relation with one argument conflicts with an opposed one said of the same subject.
+    Superlatives conflict when one is said of two different named things ("the left console
+    is the smallest" / "the middle console is the smallest"), or opposite ones of the same
+    thing. A relation that the other step also states (a partner that agrees) never
+    conflicts; a negated relation ("not taller") is left to the negation rule.
+
+    Not caught: relations whose arguments the clause reading cannot find, implied ones
+    ("A is taller than B" / "B is taller than A" with different wording of A), and synonyms
+    outside the lexicon.
+
+    Examples:
+        >>> from crystalbench.guards.facts import step_facts as f
+        >>> relation_clash(f("The red bar is taller than the blue bar."),
+        ...                f("The red bar is shorter than the blue bar.")).reason
+        'relation'
+        >>> relation_clash(f("The red bar is taller than the blue bar."),
+        ...                f("The blue bar is shorter than the red bar.")) is None
+        True
+        >>> relation_clash(f("The left console is the smallest."),
+        ...                f("The middle console is the smallest.")).reason
+        'relation'
+        >>> relation_clash(f("The population increases."), f("The population decreases.")).reason
+        'relation'
+    """
+    for a in pred.relations:
+        if a.negated:
+            continue
+        for b in ref.relations:
+            if b.negated or a.dimension != b.dimension:
+                continue
+            if (a.form == "superlative") != (b.form == "superlative"):
+                continue
+            verdict = _superlatives(a, b) if a.form == "superlative" else _paired(a, b)
+            if verdict != "clash" or _supported(a, ref) or _supported(b, pred):
+                continue
+            if a.form == "superlative" or a.object is None or b.object is None:
+                ignore = a.subject | b.subject if a.form == "superlative" else ()
+                ignore = {key.partition(":")[2] or key for key in ignore}
+                if not _content_agrees(pred, ref, ignore):
+                    continue
+            return Clash("relation", (a.start, a.end), (b.start, b.end))
+    return None
+
+
+def _supported(relation: RelationMention, other: StepFacts) -> bool:
+    """The other step states this relation too (a partner that agrees with it)."""
+    for candidate in other.relations:
+        if candidate.negated or candidate.dimension != relation.dimension:
+            continue
+        if (candidate.form == "superlative") != (relation.form == "superlative"):
+            continue
+        if relation.form == "superlative":
+            verdict = _superlatives(relation, candidate)
+        else:
+            verdict = _paired(relation, candidate)
+        if verdict == "agree":
+            return True
+    return False
+
+
+def _content_agrees(pred: StepFacts, ref: StepFacts, ignore: Iterable[str]) -> bool:
+    """:func:`about_the_same`, except that identifiers in ``ignore`` may differ."""
+    return about_the_same(pred, ref, ignore)
