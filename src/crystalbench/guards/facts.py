@@ -23,7 +23,11 @@ from crystalbench.guards.lexicon import (
     APPROXIMATE,
     CLAUSE_BREAKS,
     COLOUR_FAMILIES,
+    COLOUR_NOUNS,
+    COLOUR_SHADES,
+    COLOUR_VERBS,
     COMPARATIVES,
+    INDEX_NOUNS,
     LIGHT_WORDS,
     MULTIWORD_PREPOSITIONS,
     NEGATIONS,
@@ -73,6 +77,12 @@ _CAPITALISED_COMMON = frozenset(
 )
 _LETTER_WORDS = frozenset({"A", "I"})
 _LETTER_CONNECTORS = frozenset({"is", "and", "or", "has", "lies", "equals", "was", "are", "to"})
+_QUESTION = re.compile(
+    r"\?\s*$|\b(?:question|task|problem)\s+(?:asks|is\s+asking|wants)\b"
+    r"|\b(?:asks|asking|ask)\s+(?:whether|which|what|how|for|if|who|where|when|us)\b"
+    r"|\b(?:we|i)\s+(?:need|have)\s+to\s+(?:find|determine|decide|count|compute)\b",
+    re.IGNORECASE,
+)
 _LABEL = re.compile(r"^(?:[A-Z]{1,4}[0-9]*|[A-Z][A-Z0-9]+)$")
 
 
@@ -83,6 +93,9 @@ class ColourMention:
     word: str
     families: frozenset[str]
     """The colour families it belongs to ("teal": green and blue)."""
+    predicate: bool
+    """The step gives the colour to a thing ("the car is *red*"); False when the colour
+    says which thing ("the *red* bar"), when it is also an identifier."""
     start: int
     end: int
 
@@ -135,8 +148,13 @@ class StepFacts:
     """``(kind, key)``: labels, names, positions, ordinals, days, years, indices, colours."""
     content: frozenset[str]
     """Stems of the content words, identifiers included."""
+    dimensions: frozenset[str]
+    """Dimensions of the step's relations ("height", "change", "matter"...)."""
     answer: tuple[bool, int, int] | None
     """A yes/no answer the step gives (``(True, start, end)`` for "The answer is yes.")."""
+    asserts: bool
+    """False for a step that restates the question ("The question asks whether the door is
+    open."): it states no fact, so no rule reads it."""
     words: tuple[tuple[str, int, int], ...] = field(repr=False)
     """Every word as ``(stem, start, end)``, for matching option texts."""
 
@@ -148,7 +166,7 @@ class StepFacts:
 
 def _low(tokens: Sequence[TextToken], index: int) -> str:
     if 0 <= index < len(tokens):
-        return tokens[index].text.lower()
+        return tokens[index].low
     return ""
 
 
@@ -170,7 +188,7 @@ def _is_variable(tokens: Sequence[TextToken], index: int) -> bool:
 
 
 def _is_name(token: TextToken) -> bool:
-    low = token.text.lower()
+    low = token.low
     return (
         token.capital
         and not token.sentence_start
@@ -190,6 +208,19 @@ def _position_role(tokens: Sequence[TextToken], index: int) -> str | None:
         return "modifier"
     before, before2 = _low(tokens, index - 1), _low(tokens, index - 2)
     after = _low(tokens, index + 1)
+    if after == "-" or after in POSITIONS:  # "the north-east corner", "top left"
+        return "modifier"
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    if (
+        following is not None
+        and following.kind == "word"
+        and after not in STOP_WORDS
+        and after not in _SIDE_WORDS
+        and before != "to"
+    ):
+        return "modifier"  # "on the top shelf", "in the bottom row": which shelf, which row
+    if before == "-" and before2 in POSITIONS:
+        return "modifier"
     if before == "the" and before2 in _PREDICATE_LEAD:
         return "predicate"
     if after == "of" or (before == "on" and low == "top"):
@@ -208,12 +239,40 @@ def _colour(tokens: Sequence[TextToken], index: int) -> tuple[str, ...] | None:
     return COLOUR_FAMILIES[low]
 
 
+def _colour_is_predicate(tokens: Sequence[TextToken], index: int) -> bool:
+    """The colour is what the step says of a thing ("is red", "painted dark blue", "has a
+    red colour"), not which thing it is about ("the red bar", "a white car")."""
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    after = _low(tokens, index + 1)
+    if after in COLOUR_NOUNS:
+        return True
+    if following is not None and following.kind == "word" and after not in STOP_WORDS:
+        if after not in COLOUR_FAMILIES and after not in NEGATIONS:
+            return False
+    position = index - 1
+    while position >= 0 and (_low(tokens, position) in COLOUR_SHADES or _low(tokens, position) == "-"):
+        position -= 1
+    before = _low(tokens, position)
+    return before in COLOUR_VERBS
+
+
+_NEGATED_FORMS = {
+    f"{prefix}{joint}{root}": root
+    for prefix in NEGATIVE_PREFIXES
+    for root in NEGATIVE_PREFIX_ROOTS
+    for joint in ("", "-")
+}
+_MULTIWORD_FIRST = frozenset(words[0] for words in MULTIWORD_PREPOSITIONS)
+_ONLY_FUNCTION = STOP_WORDS - {
+    *SUPERLATIVES, *COMPARATIVES, *PREPOSITIONS, *POSITIONS, *ORDINALS, *COLOUR_FAMILIES,
+    *NEGATIONS, *ANSWER_WORDS, *_MULTIWORD_FIRST, *CLAUSE_BREAKS, "one",
+}
+"""Function words that play no other part: the word loop skips them at once."""
+
+
 def _prefix_negated_root(low: str) -> str | None:
-    for prefix in NEGATIVE_PREFIXES:
-        root = low[len(prefix) :].lstrip("-")
-        if low.startswith(prefix) and root in NEGATIVE_PREFIX_ROOTS:
-            return root
-    return None
+    """The root a negative prefix negates ("unshaded" -> "shaded"), else None."""
+    return _NEGATED_FORMS.get(low)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -245,33 +304,38 @@ def _mark_quantities(reading: _Reading) -> list[tuple[str, str]]:
         reading.consumed.update(covered[1:])
         if quantity.index:
             head = covered[0] - 1
-            noun = tokens[head].key if head >= 0 and tokens[head].kind == "word" else ""
+            noun = tokens[head].key if head >= 0 and tokens[head].key in INDEX_NOUNS else ""
             identifiers.append(("index", f"{noun}:{quantity.value:g}"))
+            reading.identifier_at[covered[0]] = ("index", f"{noun}:{quantity.value:g}")
     return identifiers
 
 
 def _classify_words(reading: _Reading) -> tuple[list[ColourMention], list[tuple[str, str]]]:
     tokens = reading.tokens
-    colours: list[ColourMention] = []
+    colour_at: list[tuple[int, bool]] = []
     identifiers: list[tuple[str, str]] = []
     skip_to = -1
     for index, token in enumerate(tokens):
-        if token.kind == "break" or (token.kind == "word" and token.text.lower() in CLAUSE_BREAKS):
+        if token.kind == "break" or (token.kind == "word" and token.low in CLAUSE_BREAKS):
             reading.boundary.add(index)
         if index <= skip_to or index in reading.consumed or token.kind != "word":
             if token.kind == "symbol" and token.text in "<>≤≥":
                 value = 1 if token.text in ">≥" else -1
                 reading.relation_at[index] = ((Relation("value", value),), "comparative")
             continue
-        low = token.text.lower()
-        multiword = next(
-            (
-                (relation, len(words))
-                for words, relation in MULTIWORD_PREPOSITIONS.items()
-                if tuple(_low(tokens, index + k) for k in range(len(words))) == words
-            ),
-            None,
-        )
+        low = token.low
+        if low in _ONLY_FUNCTION and not token.text.isupper():
+            continue  # most words: nothing to read
+        multiword = None
+        if low in _MULTIWORD_FIRST:
+            multiword = next(
+                (
+                    (relation, len(words))
+                    for words, relation in MULTIWORD_PREPOSITIONS.items()
+                    if tuple(_low(tokens, index + k) for k in range(len(words))) == words
+                ),
+                None,
+            )
         if multiword is not None:
             reading.relation_at[index] = ((multiword[0],), "preposition")
             reading.relation_end[index] = index + multiword[1] - 1
@@ -284,8 +348,11 @@ def _classify_words(reading: _Reading) -> tuple[list[ColourMention], list[tuple[
             reading.identifier_at[index] = ("label", low)
             reading.content_at[index] = low
         elif families is not None:
-            colours.append(ColourMention(low, frozenset(families), token.start, token.end))
-            reading.identifier_at[index] = ("colour", families[0])
+            listed = _low(tokens, index - 1) in ("and", "or", ",") and bool(colour_at)
+            predicate = colour_at[-1][1] if listed else _colour_is_predicate(tokens, index)
+            colour_at.append((index, predicate))
+            if not predicate:
+                reading.identifier_at[index] = ("colour", families[0])
             reading.content_at[index] = families[0]
         elif position == "predicate":
             canonical = POSITIONS[low]
@@ -297,7 +364,7 @@ def _classify_words(reading: _Reading) -> tuple[list[ColourMention], list[tuple[
         elif position == "modifier":
             reading.identifier_at[index] = ("position", POSITIONS[low])
             reading.content_at[index] = POSITIONS[low]
-        elif low in ORDINALS and _low(tokens, index + 1) not in ("of",):
+        elif low in ORDINALS and _low(tokens, index + 1) not in ("of", ",", "step"):
             reading.identifier_at[index] = ("ordinal", str(ORDINALS[low]))
             reading.content_at[index] = low
         elif low in TEMPORAL or _is_name(token):
@@ -314,6 +381,11 @@ def _classify_words(reading: _Reading) -> tuple[list[ColourMention], list[tuple[
             root = _prefix_negated_root(low)
             reading.content_at[index] = stem(root) if root is not None else token.key
     identifiers.extend(reading.identifier_at.values())
+    colours = []
+    for index, predicate in colour_at:
+        token = tokens[index]
+        families = frozenset(COLOUR_FAMILIES[token.low])
+        colours.append(ColourMention(token.low, families, predicate, token.start, token.end))
     return colours, identifiers
 
 
@@ -367,8 +439,17 @@ def _clause_bounds(reading: _Reading, index: int) -> tuple[int, int]:
     """The clause around ``index``: from after the previous break to before the next one."""
     tokens = reading.tokens
 
+    between = {
+        position
+        for position, token in enumerate(tokens)
+        if token.low == "and"
+        and any(_low(tokens, position - k) == "between" for k in (2, 3, 4))
+    }
+
     def stops(position: int) -> bool:
         low = _low(tokens, position)
+        if position in between:  # "between 2005 and 2011": one argument
+            return False
         return position in reading.boundary or low in ("and", "or")
 
     start = index
@@ -380,18 +461,36 @@ def _clause_bounds(reading: _Reading, index: int) -> tuple[int, int]:
     return start, end
 
 
-def _signature(reading: _Reading, first: int, last: int) -> frozenset[str]:
-    """What a span of tokens is about: its identifiers and values, else its content stems."""
-    identifiers = {
-        f"{kind}:{key}"
-        for i in range(first, last)
-        if (pair := reading.identifier_at.get(i)) is not None
-        for kind, key in (pair,)
-    }
-    identifiers |= {f"#{q.value:g}" for i, q in reading.quantity_at.items() if first <= i < last}
-    if identifiers:
-        return frozenset(identifiers)
-    return frozenset(reading.content_at[i] for i in range(first, last) if i in reading.content_at)
+def _signature(reading: _Reading, first: int, last: int, skip: range = range(0)) -> frozenset[str]:
+    """What a span of tokens is about: identifiers (``kind:key``), values (``#3``) and the
+    stems of its other content words."""
+    keys: set[str] = set()
+    for position in range(first, last):
+        if position in skip:
+            continue
+        pair = reading.identifier_at.get(position)
+        if pair is not None:
+            keys.add(f"{pair[0]}:{pair[1]}")
+        elif position in reading.quantity_at:
+            keys.add(f"#{reading.quantity_at[position].value:g}")
+        elif position in reading.content_at:
+            keys.add(reading.content_at[position])
+        elif position in reading.relation_at and reading.relation_at[position][1] == "preposition":
+            low = _low(reading.tokens, position)
+            if low in POSITIONS:  # "the smallest one is on the left": where it stands
+                keys.add(f"position:{POSITIONS[low]}")
+    return frozenset(keys)
+
+
+def _sentence_bounds(reading: _Reading, index: int) -> tuple[int, int]:
+    """The clause around ``index``, crossing other relation words (a superlative's holder)."""
+    start = index
+    while start > 0 and (start - 1) not in reading.boundary:
+        start -= 1
+    end = index + 1
+    while end < len(reading.tokens) and end not in reading.boundary:
+        end += 1
+    return start, end
 
 
 def _nouns_after(reading: _Reading, index: int) -> frozenset[str]:
@@ -423,7 +522,13 @@ def _relations(reading: _Reading, negated_at: set[int]) -> list[RelationMention]
                 object_start = than + 1
                 has_object = True
         argument = _signature(reading, object_start, end) if has_object else frozenset()
-        noun = _nouns_after(reading, last_word) if form == "superlative" else frozenset()
+        noun = frozenset()
+        if form == "superlative":
+            noun = _nouns_after(reading, last_word)
+            # the thing that holds the extreme: anything else the clause names
+            first, last = _sentence_bounds(reading, index)
+            subject = _signature(reading, first, last, range(index, last_word + 1 + len(noun)))
+            has_object = False
         mentions.extend(
             RelationMention(
                 dimension=relation.dimension,
@@ -448,7 +553,7 @@ def _negations(reading: _Reading) -> tuple[list[Negation], set[int], dict[int, s
     heads: dict[int, str] = {}
     seen_neither = False
     for index, token in enumerate(tokens):
-        low = token.text.lower()
+        low = token.low
         if token.kind == "symbol" and token.text == "≠":
             found.append(Negation("equal", token.start, token.end))
             continue
@@ -470,6 +575,10 @@ def _negations(reading: _Reading) -> tuple[list[Negation], set[int], dict[int, s
         if low == "nor" and seen_neither:
             continue
         seen_neither = seen_neither or low == "neither"
+        if after in ("other", "else", "another", "more", "longer"):
+            # "no other sign is visible": about other things, not what the other step says
+            found.append(Negation("", token.start, token.end))
+            continue
         head_index = None
         for position in range(index + 1, len(tokens)):
             if position in reading.boundary:
@@ -559,6 +668,8 @@ def step_facts(text: str) -> StepFacts:
         relations=tuple(relations),
         identifiers=frozenset(identifiers + more_identifiers),
         content=frozenset(reading.content_at.values()),
+        dimensions=frozenset(r.dimension for r in relations),
         answer=answer,
+        asserts=not _QUESTION.search(text),
         words=tuple((t.key, t.start, t.end) for t in tokens if t.kind == "word"),
     )

@@ -78,6 +78,8 @@ class FactGuard:
 
     def clash(self, pred: StepFacts, ref: StepFacts) -> Clash | None:
         """The first rule's clash between two read steps (prepared-text offsets), or None."""
+        if not (pred.asserts and ref.asserts):
+            return None  # a restated question states no fact
         found = self._reader.clash(pred, ref)
         if found is not None:
             return found

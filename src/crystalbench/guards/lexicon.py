@@ -18,7 +18,8 @@ STOP_WORDS: Final = frozenset(
     where when how why each every both any some such very also just only too can could will
     would shall should may might must we i you he she him her his our ours us my your me
     ones other others another out again once now let lets s per via whether else already
-    still even yet all most really quite rather well thing things way ie eg etc given""".split()
+    still even yet all most really quite rather well thing things way ie eg etc given
+    among amongst""".split()
 )
 """Function words: never content, never a fact."""
 
@@ -26,9 +27,11 @@ LIGHT_WORDS: Final = frozenset(
     """value number amount measure equal reach show see give read label mark find compute
     calculate get obtain result indicate appear look seem contain hold make question answer
     step exact exactly approximately figure image picture diagram chart graph plot photo
-    photograph scene check note using use yield come become stand lie locate observe notice
+    photograph scene check using use yield come become stand lie locate observe notice
     state says say tell write written count therefore thus hence next finally know
-    clearly simply directly follow follows final work determine need ask asks want""".split()
+    clearly simply directly follow follows final work determine need ask asks want
+    accord according total add adding choice option draw depict display present visible
+    shown""".split()
 )
 """Words that two statements of the same fact often differ by ("measures", "reaches",
 "equals", "the figure shows"): they never make two steps about different things. Compared
@@ -59,8 +62,10 @@ NEGATIONS: Final = frozenset(
 NOT_NEGATING_AFTER: Final = {
     "not": frozenset({"only", "just", "necessarily"}),
     "no": frozenset({"matter", "doubt"}),
+    "nothing": frozenset({"but"}),
 }
-"""A negation word followed by one of these does not negate a fact ("not only", "no matter")."""
+"""A negation word followed by one of these does not negate a fact ("not only", "no matter",
+"nothing but")."""
 
 NEGATIVE_PREFIX_ROOTS: Final = frozenset(
     """shaded possible correct equal visible labelled labeled marked filled coloured colored
@@ -118,6 +123,20 @@ NOT_A_COLOUR_BEFORE: Final = {
     "tan": frozenset({"theta", "x", "angle"}),
 }
 """A colour word followed by one of these names a thing, not a colour ("orange juice")."""
+
+COLOUR_VERBS: Final = frozenset(
+    """is are was were be looks look appears appear coloured colored painted shaded turns turn
+    becomes become glows shows show reads""".split()
+)
+"""Words after which a colour is what a step says of a thing ("the car *is* red", "*painted*
+blue"): a predicate. A colour before a noun ("the red bar", "a white car") only says which
+thing the step is about."""
+
+COLOUR_SHADES: Final = frozenset({"dark", "light", "bright", "pale", "deep", "pure", "all"})
+"""Words that may stand between a colour verb and the colour ("is *dark* green")."""
+
+COLOUR_NOUNS: Final = frozenset({"colour", "color", "colours", "colors", "one", "ones", "in"})
+"""Words after a colour that keep it a predicate ("has a red *colour*", "the red *one*")."""
 
 POSITIONS: Final = {
     "left": "left",
@@ -413,6 +432,7 @@ PREPOSITIONS: Final = _merge(
     _poles("sequence", "before", "after"),
     _poles("containment", "inside", "outside"),
     {"behind": (Relation("depth-order", -1),)},
+    {word: (Relation("value", 1),) for word in "exceed exceeds exceeded surpass surpasses surpassed".split()},
 )
 """Relations between two things ("A is above B", "mix before heating"); the arguments swap
 with the pole ("B is below A" restates "A is above B"). ``over``, ``under`` and ``within``

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from crystalbench.guards.facts import StepFacts, step_facts
 from crystalbench.guards.lexicon import ORDINALS, STOP_WORDS
-from crystalbench.guards.rules import Clash, about_the_same
+from crystalbench.guards.rules import CLOSE, Clash, about_the_same, numbers_differ, overlap
 from crystalbench.normalize.choice_letters import find_choice_letters
 from crystalbench.normalize.numbers import parse_number
 
@@ -72,10 +72,17 @@ class OptionReader:
             if stems and not all(stem in STOP_WORDS for stem in stems):
                 self._texts.append((index, tuple(stems)))
         self._texts.sort(key=lambda item: -len(item[1]))
+        self._seen: dict[str, list[OptionMention]] = {}
         self.option_words = {index: frozenset(stems) for index, stems in self._texts}
 
     def mentions(self, facts: StepFacts) -> list[OptionMention]:
         """The options ``facts``' step names, by letter or by text (each option once)."""
+        cached = self._seen.get(facts.text)
+        if cached is None:
+            cached = self._seen[facts.text] = self._read(facts)
+        return cached
+
+    def _read(self, facts: StepFacts) -> list[OptionMention]:
         found: dict[int, OptionMention] = {}
         letters = find_choice_letters(facts.prepared, self.n_options or None)
         if letters.how in _EXPLICIT_TIERS:
@@ -129,6 +136,8 @@ class OptionReader:
             ignore = {chr(ord("a") + a.index), chr(ord("a") + b.index)}
             ignore |= self.option_words.get(a.index, frozenset())
             ignore |= self.option_words.get(b.index, frozenset())
-            if not about_the_same(pred, ref, ignore):
+            if not about_the_same(pred, ref, ignore) or overlap(pred, ref, ignore) < CLOSE:
                 return None
+            if pred.dimensions != ref.dimensions or numbers_differ(pred, ref):
+                return None  # "gas is the highest bar" / "the bar for coal shows 212"
         return Clash("option", (a.start, a.end), (b.start, b.end))

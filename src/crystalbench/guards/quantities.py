@@ -18,6 +18,7 @@ notation, number words). This module adds what a comparison between two steps ne
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,14 +32,15 @@ from crystalbench.guards.lexicon import (
     Unit,
 )
 from crystalbench.guards.text import TextToken
+from crystalbench.normalize.numbers import parse_number
 
 __all__ = ["Quantity", "quantities_agree", "read_quantities"]
 
 _EXACT = 99
 """Precision of a fraction or a ratio: exact."""
-_MAX_UNIT_WORDS = max(len(name.split()) for name in UNITS)
+_MAX_UNIT_TOKENS = 3
+"""Tokens a unit may span ("square units", "km / h", "degrees Celsius")."""
 _ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
-_BINARY_BEFORE = frozenset({"number", "close"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,8 @@ class Quantity:
 
     value: float
     """The value in the base unit of its dimension (a percentage keeps its face value)."""
+    face: float
+    """The value as written, before unit conversion ("50 km/h": 50)."""
     dimension: str
     """``angle``, ``length``, ``percent``... or ``""`` for a plain number."""
     noun: frozenset[str]
@@ -59,6 +63,9 @@ class Quantity:
     """Part of a symbolic expression ("2 sqrt(3)", "9 pi")."""
     index: bool
     """A year, or a position ("row 2", "3rd"): it says which thing, not how much."""
+    parts: tuple[float, ...]
+    """Numerator and denominator of a fraction ("12.4 / 3"), else empty: a step that
+    writes the division and one that writes its two values agree."""
     start: int
     """Start in the prepared text (the number)."""
     end: int
@@ -87,10 +94,10 @@ def _unit_after(tokens: Sequence[TextToken], index: int) -> tuple[Unit | None, f
     """The unit and scale word after token ``index``: ``(unit, multiplier, last index)``."""
     last = index
     multiplier = 1.0
-    if last + 1 < len(tokens) and tokens[last + 1].text.lower() in SCALE_WORDS:
-        multiplier = SCALE_WORDS[tokens[last + 1].text.lower()]
+    if last + 1 < len(tokens) and tokens[last + 1].low in SCALE_WORDS:
+        multiplier = SCALE_WORDS[tokens[last + 1].low]
         last += 1
-    for width in range(_MAX_UNIT_WORDS, 0, -1):
+    for width in range(_MAX_UNIT_TOKENS, 0, -1):
         window = tokens[last + 1 : last + 1 + width]
         if len(window) < width or any(t.kind in ("number", "break") for t in window):
             continue
@@ -98,6 +105,10 @@ def _unit_after(tokens: Sequence[TextToken], index: int) -> tuple[Unit | None, f
         spaced = " ".join(t.text for t in window).lower()
         for name in (spaced, glued):
             if name in UNITS:
+                after = tokens[last + width + 1] if last + width + 1 < len(tokens) else None
+                generic = UNITS[name].dimension == ""
+                if generic and after is not None and after.kind == "word":
+                    continue  # "16 unit cells": "unit" describes the cells
                 return UNITS[name], multiplier, last + width
     return None, multiplier, last
 
@@ -106,7 +117,7 @@ def _noun_after(tokens: Sequence[TextToken], index: int) -> frozenset[str]:
     """Stems of up to two content words right after ``index`` ("3 shaded squares")."""
     nouns: list[str] = []
     for token in tokens[index + 1 : index + 3]:
-        low = token.text.lower()
+        low = token.low
         if token.kind != "word" or low in STOP_WORDS or low in SYMBOLIC_WORDS:
             break
         nouns.append(token.key)
@@ -124,11 +135,10 @@ def _is_year(token: TextToken, unit: Unit | None) -> bool:
 
 
 def _symbolic_positions(tokens: Sequence[TextToken]) -> set[int]:
-    """Tokens inside a symbolic expression: ``sqrt(...)``, next to ``pi``, ``√``, ``^``."""
+    """Tokens inside a symbolic expression: ``sqrt(...)``, next to ``pi`` or ``√``."""
     marked: set[int] = set()
     for index, token in enumerate(tokens):
-        low = token.text.lower()
-        if low in SYMBOLIC_WORDS or token.text in ("√", "π"):
+        if token.low in SYMBOLIC_WORDS or token.text in ("√", "π"):
             marked.update((index - 2, index - 1, index + 1))
             if index + 1 < len(tokens) and tokens[index + 1].text == "(":
                 depth = 0
@@ -138,9 +148,69 @@ def _symbolic_positions(tokens: Sequence[TextToken]) -> set[int]:
                     marked.add(position)
                     if depth == 0:
                         break
-        elif token.text == "^":  # "6^2": a power, compared only as a whole
-            marked.update((index - 1, index + 1))
     return marked
+
+
+def _one(tokens: Sequence[TextToken], index: int) -> Quantity | None:
+    """A bare "one" before a noun ("one apple"); "the left one", "one of them" are not."""
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    if following is None or following.kind != "word":
+        return None
+    low = following.low
+    if low in STOP_WORDS or low in ("one", "another"):
+        return None
+    token = tokens[index]
+    return Quantity(1.0, 1.0, "", frozenset({following.key}), 0, False, False, False, (), token.start, token.end)
+
+
+def _joined(tokens: Sequence[TextToken], index: int, mark: str) -> bool:
+    """Token ``index`` is followed, without spaces, by ``mark`` and another number."""
+    return (
+        index + 2 < len(tokens)
+        and tokens[index + 1].text == mark
+        and tokens[index + 2].kind == "number"
+        and tokens[index + 2].number is not None
+    )
+
+
+def _ratio(tokens: Sequence[TextToken], index: int) -> Quantity | None:
+    """A ratio or a clock ("3:2", "10:30"), one value."""
+    first, second = tokens[index], tokens[index + 2]
+    assert first.number is not None and second.number is not None
+    if tokens[index + 1].start != first.end or second.start != tokens[index + 1].end:
+        return None
+    if len(second.text.strip()) == 2 and first.number.value <= 24:
+        value = first.number.value * 60 + second.number.value
+        return Quantity(value, value, "clock", frozenset(), _EXACT, False, False, False, (), first.start, second.end)
+    if not second.number.value:
+        return None
+    value = first.number.value / second.number.value
+    return Quantity(value, value, "", frozenset(), _EXACT, False, False, False, (), first.start, second.end)
+
+
+def _power(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quantity | None:
+    """A number to a number's power ("6^2"), read as its value (36)."""
+    base, exponent = tokens[index], tokens[index + 2]
+    assert base.number is not None and exponent.number is not None
+    try:
+        value = base.number.value**exponent.number.value
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not isinstance(value, float | int) or not math.isfinite(value):
+        return None
+    value = float(value)
+    return Quantity(value, value, "", frozenset(), _EXACT, False, symbolic, False, (), base.start, exponent.end)
+
+
+def _fraction_parts(text: str) -> tuple[float, ...]:
+    """Numerator and denominator of a fraction as written ("12.4/3", "4 / 2"), else ()."""
+    if "/" not in text:
+        return ()
+    top, _, bottom = text.partition("/")
+    a, b = parse_number(top.strip().lstrip("$€£¥")), parse_number(bottom.strip().rstrip("%"))
+    if a is None or b is None:
+        return ()
+    return (a.value, b.value)
 
 
 def read_quantities(tokens: Sequence[TextToken]) -> list[Quantity]:
@@ -155,6 +225,8 @@ def read_quantities(tokens: Sequence[TextToken]) -> list[Quantity]:
         [True, True, False]
         >>> [q.value for q in read_quantities(tokenize("6 - 4 = 2 and x = -3"))]
         [6.0, 4.0, 2.0, -3.0]
+        >>> [(q.value, q.symbolic, q.parts) for q in read_quantities(tokenize("6^2 = 36, AB^2 = 4 / 2"))]
+        [(36.0, False, ()), (36.0, False, ()), (2.0, True, ()), (2.0, False, (4.0, 2.0))]
     """
     found: list[Quantity] = []
     skip_until = -1
@@ -162,103 +234,94 @@ def read_quantities(tokens: Sequence[TextToken]) -> list[Quantity]:
     for index, token in enumerate(tokens):
         if index <= skip_until:
             continue
-        number = token.number
-        if token.kind == "word" and token.text.lower() == "one" and index + 1 < len(tokens):
-            following = tokens[index + 1]
-            # "one apple" counts; "the left one", "one of them" do not
-            if (
-                following.kind == "word"
-                and following.text.lower() not in STOP_WORDS
-                and following.text.lower() not in ("one", "another")
-            ):
-                found.append(
-                    Quantity(1.0, "", frozenset({following.key}), 0, False, False, False, token.start, token.end)
-                )
+        if token.kind == "word" and token.low == "one":
+            one = _one(tokens, index)
+            if one is not None:
+                found.append(one)
             continue
-        if token.kind != "number" or number is None:
+        if token.kind != "number" or token.number is None:
             continue
-        value = number.value
-        text = token.text.strip()
-        end_index = index
-        # a ratio or a clock ("3:2", "10:30"): one value
-        if (
-            index + 2 < len(tokens)
-            and tokens[index + 1].text == ":"
-            and tokens[index + 1].start == token.end
-            and tokens[index + 2].kind == "number"
-            and tokens[index + 2].start == tokens[index + 1].end
-            and tokens[index + 2].number is not None
-        ):
-            second = tokens[index + 2]
-            assert second.number is not None
-            if len(second.text.strip()) == 2 and value <= 24:
-                value = value * 60 + second.number.value
-                unit: Unit | None = Unit("clock", 1.0)
-            else:
-                value = value / second.number.value if second.number.value else math.nan
-                unit = None
-            found.append(
-                Quantity(value, unit.dimension if unit else "", frozenset(), _EXACT, False, False, False, token.start, second.end)
-            )
-            skip_until = index + 2
-            continue
+        if _joined(tokens, index, ":"):
+            ratio = _ratio(tokens, index)
+            if ratio is not None:
+                found.append(ratio)
+                skip_until = index + 2
+                continue
+        if _joined(tokens, index, "^"):
+            power = _power(tokens, index, index in symbolic_at)
+            if power is not None:
+                found.append(power)
+                skip_until = index + 2
+                continue
         previous = tokens[index - 1] if index > 0 else None
-        if text[:1] in "-+" and previous is not None:
-            binary = previous.kind == "number" or previous.text in (")", "]", "°", "%")
-            binary = binary or (previous.kind == "word" and previous.text.isupper())
-            if binary:  # "180 - 50": subtraction, not a negative number
-                value = abs(value)
-        unit, multiplier, end_index = _unit_after(tokens, index)
-        if text[:1] in "$€£¥" or text.lstrip("-+")[:1] in "$€£¥":
-            symbol = text.lstrip("-+")[:1]
-            unit = UNITS.get(symbol, unit)
-        if number.percent:
-            unit = UNITS["%"]
-        value *= multiplier
-        dimension = ""
-        if unit is not None:
-            dimension = unit.dimension
-            value *= unit.scale
-        following = tokens[end_index + 1] if end_index + 1 < len(tokens) else None
-        ordinal = (
-            following is not None
-            and following.start == token.end
-            and following.text.lower() in _ORDINAL_SUFFIXES
+        exponent = (
+            previous is not None and previous.text == "^" and index > 1 and tokens[index - 2].kind == "word"
         )
-        if ordinal:
-            end_index += 1
-        index_noun = previous is not None and previous.kind == "word" and previous.key in INDEX_NOUNS
-        is_index = ordinal or index_noun or _is_year(token, unit)
-        symbolic = index in symbolic_at
-        approximate = (
-            previous is not None
-            and (previous.text.lower() in APPROXIMATE or previous.text in ("~", "≈"))
-        ) or (index > 1 and tokens[index - 2].text.lower() in APPROXIMATE)
-        noun = frozenset() if ordinal else _noun_after(tokens, end_index)
-        if previous is not None and previous.key in _BINARY_BEFORE and not noun:
-            noun = frozenset()
-        found.append(
-            Quantity(
-                value=value,
-                dimension=dimension,
-                noun=noun,
-                decimals=_decimals(text),
-                approximate=approximate,
-                symbolic=symbolic,
-                index=is_index,
-                start=token.start,
-                end=tokens[end_index].end,
-            )
-        )
-        skip_until = end_index
+        found.append(_quantity(tokens, index, exponent or index in symbolic_at))
+        skip_until = _last_index(tokens, index, found[-1])
     return found
 
 
-def _readings(quantity: Quantity) -> tuple[float, ...]:
+def _last_index(tokens: Sequence[TextToken], index: int, quantity: Quantity) -> int:
+    last = index
+    while last + 1 < len(tokens) and tokens[last + 1].start < quantity.end:
+        last += 1
+    return last
+
+
+def _quantity(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quantity:
+    """The quantity of number token ``index``: value, unit, counted noun, flags."""
+    token = tokens[index]
+    assert token.number is not None
+    value = token.number.value
+    text = token.text.strip()
+    previous = tokens[index - 1] if index > 0 else None
+    if text[:1] in "-+" and previous is not None:
+        binary = previous.kind == "number" or previous.text in (")", "]", "°", "%")
+        binary = binary or (previous.kind == "word" and previous.text.isupper())
+        if binary:  # "180 - 50": subtraction, not a negative number
+            value = abs(value)
+    unit, multiplier, end_index = _unit_after(tokens, index)
+    currency = text.lstrip("-+")[:1]
+    if currency in "$€£¥" and currency:
+        unit = UNITS.get(currency, unit)
+    if token.number.percent:
+        unit = UNITS["%"]
+    face = value * multiplier
+    value = face * unit.scale if unit is not None else face
+    following = tokens[end_index + 1] if end_index + 1 < len(tokens) else None
+    ordinal = (
+        following is not None
+        and following.start == token.end
+        and following.low in _ORDINAL_SUFFIXES
+    )
+    if ordinal:
+        end_index += 1
+    index_noun = previous is not None and previous.kind == "word" and previous.key in INDEX_NOUNS
+    approximate = (
+        previous is not None and (previous.text.lower() in APPROXIMATE or previous.text in ("~", "≈"))
+    ) or (index > 1 and tokens[index - 2].text.lower() in APPROXIMATE)
+    return Quantity(
+        value=value,
+        face=face,
+        dimension=unit.dimension if unit is not None else "",
+        noun=frozenset() if ordinal else _noun_after(tokens, end_index),
+        decimals=_decimals(text),
+        approximate=approximate,
+        symbolic=symbolic,
+        index=ordinal or index_noun or _is_year(token, unit),
+        parts=_fraction_parts(text),
+        start=token.start,
+        end=tokens[end_index].end,
+    )
+
+
+def _readings(quantity: Quantity, converted: bool) -> tuple[float, ...]:
     """Values the quantity may stand for: a percentage is also its fraction (50% = 0.5)."""
+    value = quantity.value if converted else quantity.face
     if quantity.dimension == "percent":
-        return (quantity.value, quantity.value / 100.0)
-    return (quantity.value,)
+        return (value, value / 100.0)
+    return (value,)
 
 
 def _close(a: float, b: float, a_decimals: int, b_decimals: int, loose: bool) -> bool:
@@ -273,7 +336,8 @@ def _close(a: float, b: float, a_decimals: int, b_decimals: int, loose: bool) ->
 
 
 def dimensions_comparable(a: Quantity, b: Quantity) -> bool:
-    """Two quantities measure the same kind of thing (a plain number compares with any).
+    """Two quantities measure the same kind of thing (a plain number compares with any
+    measure; a count of things does not compare with a measure).
 
     Examples:
         >>> from crystalbench.guards.text import tokenize
@@ -281,7 +345,10 @@ def dimensions_comparable(a: Quantity, b: Quantity) -> bool:
         >>> dimensions_comparable(cm, deg), dimensions_comparable(cm, plain)
         (False, True)
     """
-    return not a.dimension or not b.dimension or a.dimension == b.dimension
+    if a.dimension and b.dimension:
+        return a.dimension == b.dimension
+    # a count of things ("two thermometers") is not a measured value ("15 °C", "58%")
+    return not ((a.dimension and b.noun) or (b.dimension and a.noun))
 
 
 def quantities_agree(a: Quantity, b: Quantity) -> bool:
@@ -307,6 +374,9 @@ def quantities_agree(a: Quantity, b: Quantity) -> bool:
     if not dimensions_comparable(a, b):
         return False
     loose = a.approximate or b.approximate
+    converted = bool(a.dimension and b.dimension)  # "1 m" / "100 cm"; else "50" / "50 km/h"
     return any(
-        _close(x, y, a.decimals, b.decimals, loose) for x in _readings(a) for y in _readings(b)
+        _close(x, y, a.decimals, b.decimals, loose)
+        for x in _readings(a, converted)
+        for y in _readings(b, converted)
     )

@@ -21,7 +21,7 @@ keeps the pair. What is and is not caught is listed with each rule and in the pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from crystalbench.guards.facts import RelationMention, StepFacts
@@ -55,12 +55,15 @@ def _differ_both_ways(a: frozenset[object] | set[object], b: frozenset[object] |
     return bool(a - b) and bool(b - a)
 
 
-def about_the_same(pred: StepFacts, ref: StepFacts, ignore: Iterable[str] = ()) -> bool:
+def about_the_same(
+    pred: StepFacts, ref: StepFacts, ignore: Iterable[str] = (), *, shared_values: bool = False
+) -> bool:
     """The two steps speak of the same things (what every rule but the option rule asks).
 
     False when each step names a thing (identifier) the other does not, when each has
-    content words the other lacks, or when they share nothing although one has content.
-    Keys in ``ignore`` (the slot that conflicts, e.g. two colours) do not count.
+    content words the other lacks, or when they share nothing (no identifier, content word,
+    relation dimension, or value when ``shared_values``) although one has content. Keys in
+    ``ignore`` (the slot that conflicts, e.g. two colours) do not count.
 
     Examples:
         >>> from crystalbench.guards.facts import step_facts as f
@@ -80,7 +83,30 @@ def about_the_same(pred: StepFacts, ref: StepFacts, ignore: Iterable[str] = ()) 
     ref_words = ref.content - skip
     if _differ_both_ways(pred_words, ref_words):  # type: ignore[arg-type]
         return False
-    return not ((pred_words or ref_words) and not (pred_words & ref_words))
+    shared = (pred_ids & ref_ids) or (pred_words & ref_words) or (pred.dimensions & ref.dimensions)
+    return bool(shared) or shared_values or not (pred_words or ref_words)
+
+
+def overlap(pred: StepFacts, ref: StepFacts, ignore: Iterable[str] = ()) -> float:
+    """Jaccard overlap of the two steps' content words (identifiers included), 1.0 when
+    neither has any.
+
+    Examples:
+        >>> from crystalbench.guards.facts import step_facts as f
+        >>> overlap(f("The door is open."), f("The door is not open."))
+        1.0
+        >>> round(overlap(f("The area is 68."), f("The area of the full rectangle is 80.")), 2)
+        0.33
+    """
+    skip = frozenset(ignore)
+    a, b = pred.content - skip, ref.content - skip
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+CLOSE = 0.5
+"""Least :func:`overlap` for a negation, an option text or a number without identifiers to
+count as a restatement of the other step."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,8 +114,20 @@ def about_the_same(pred: StepFacts, ref: StepFacts, ignore: Iterable[str] = ()) 
 # ---------------------------------------------------------------------------------------------
 
 
-def _unmatched(pred: StepFacts, ref: StepFacts) -> tuple[list[Quantity], list[Quantity]]:
-    """Values of each step that the other does not state (indices left out)."""
+def _absorbed(alone: list[Quantity], other: Sequence[Quantity]) -> list[Quantity]:
+    """Drop values that are the numerator or denominator of a fraction of the other step
+    ("12.4 / 3 = 4.13" and "12.4/3 ≈ 4.13"; "4 / 2 = 2" and "half of 4 is 2")."""
+    parts = [part for q in other for part in q.parts]
+    return [q for q in alone if not any(_value_is(q, part) for part in parts)]
+
+
+def _value_is(quantity: Quantity, value: float) -> bool:
+    return abs(quantity.face - value) <= 1e-9 * max(1.0, abs(value))
+
+
+def _unmatched(pred: StepFacts, ref: StepFacts) -> tuple[list[Quantity], list[Quantity], int]:
+    """Values of each step that the other does not state (indices left out), and how many
+    values the two share."""
     left = [q for q in pred.quantities if not q.index]
     right = [q for q in ref.quantities if not q.index]
     used = [False] * len(right)
@@ -101,7 +139,11 @@ def _unmatched(pred: StepFacts, ref: StepFacts) -> tuple[list[Quantity], list[Qu
                 break
         else:
             alone.append(quantity)
-    return alone, [q for position, q in enumerate(right) if not used[position]]
+    alone_right = [q for position, q in enumerate(right) if not used[position]]
+    # a fraction whose two parts the other step writes out is stated there too
+    alone_left = [q for q in alone if not (q.parts and all(any(_value_is(o, p) for o in right) for p in q.parts))]
+    alone_right = [q for q in alone_right if not (q.parts and all(any(_value_is(o, p) for o in left) for p in q.parts))]
+    return _absorbed(alone_left, right), _absorbed(alone_right, left), sum(used)
 
 
 def _same_quantity(a: Quantity, b: Quantity) -> bool:
@@ -110,8 +152,10 @@ def _same_quantity(a: Quantity, b: Quantity) -> bool:
     return not (a.noun and b.noun and not a.noun & b.noun)
 
 
-def _number_pair(pred: StepFacts, ref: StepFacts) -> tuple[Quantity, Quantity] | None:
-    alone_pred, alone_ref = _unmatched(pred, ref)
+def _number_pair(pred: StepFacts, ref: StepFacts) -> tuple[Quantity, Quantity, bool] | None:
+    """Two values, one left in each step, of one quantity; and whether the steps share most
+    of their other values (an equation with one result changed)."""
+    alone_pred, alone_ref, agreeing = _unmatched(pred, ref)
     if not alone_pred or not alone_ref:
         return None  # one step states a subset of the other's values: compatible
     if any(q.symbolic for q in alone_pred + alone_ref):
@@ -119,25 +163,41 @@ def _number_pair(pred: StepFacts, ref: StepFacts) -> tuple[Quantity, Quantity] |
     pairs = [(a, b) for a in alone_pred for b in alone_ref if _same_quantity(a, b)]
     if not pairs:
         return None
+    if not agreeing and min(len(alone_pred), len(alone_ref)) >= 2:
+        return None  # two computations with nothing in common ("4 by 3" / "80 - 12 = 68")
     pairs.sort(key=lambda pair: (not (pair[0].noun & pair[1].noun), pair[0].start, pair[1].start))
-    return pairs[0]
+    mostly_shared = agreeing >= 2 and agreeing >= max(len(alone_pred), len(alone_ref))
+    return pairs[0][0], pairs[0][1], mostly_shared
+
+
+def _relation_dimensions(facts: StepFacts) -> frozenset[str]:
+    return frozenset(r.dimension for r in facts.relations if not r.negated)
 
 
 def number_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
     """Different values of one quantity.
 
     Values are matched across the two steps first, however they are written ("16" /
-    "sixteen", "0.5" / "1/2" / "50%", "40°" / "40 degrees", "1 m" / "100 cm"; see
-    :func:`~crystalbench.guards.quantities.quantities_agree`). When one step's values are
-    all found in the other, the steps are compatible: an extra intermediate value ("4 squared
-    is 16" / "The area is 16") is not a contradiction. Otherwise a value left in each step,
-    of comparable units and counting the same thing, conflicts when the steps are
-    :func:`about_the_same` thing.
+    "sixteen", "0.5" / "1/2" / "50%", "40°" / "40 degrees", "1 m" / "100 cm", "4 / 2" / "4"
+    and "2"; see :func:`~crystalbench.guards.quantities.quantities_agree`). When one step's
+    values are all found in the other, the steps are compatible: an extra intermediate value
+    ("4 squared is 16" / "The area is 16") is not a contradiction. Otherwise a value left in
+    each step, of comparable units and counting the same thing, conflicts when the steps
+    frame it alike:
+
+    - they name the same things (identifiers: labels, names, positions, ordinals, days,
+      years, row numbers, colours of things), no more and no less: "The top row has 2
+      triangles" is not about the same quantity as "The picture has 6 triangles";
+    - they state the same relations ("A exceeds B by 5" is not "A is 5");
+    - and, when they name nothing, their content words overlap by half or more, or they
+      share most of their values (an equation with its result changed).
 
     Not read: indices (years, "row 2", "3rd") which say *which* thing, symbolic expressions
-    ("2 sqrt(3)", "9 pi"), numbers as words beyond what
+    ("2 sqrt(3)", "9 pi", "AB^2"), numbers as words beyond what
     :func:`~crystalbench.normalize.number_words.words_to_digits` reads ("a dozen", "half",
-    "twice"), and a bare "one" before anything but a noun.
+    "twice"), and a bare "one" before anything but a noun. Restatements that name more
+    things than the other step ("the red liquid in Monday's thermometer" / "Monday") are
+    kept, whatever their values.
 
     Examples:
         >>> from crystalbench.guards.facts import step_facts as f
@@ -149,13 +209,19 @@ def number_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
         True
         >>> number_clash(f("Count the unit cells: 16."), f("There are sixteen unit cells.")) is None
         True
-        >>> number_clash(f("The top row has 2 triangles."), f("The bottom row has 3 triangles.")) is None
+        >>> number_clash(f("The picture has 6 triangles."), f("The top row has 2 triangles.")) is None
         True
     """
     pair = _number_pair(pred, ref)
-    if pair is None or not about_the_same(pred, ref):
+    if pair is None:
         return None
-    a, b = pair
+    a, b, mostly_shared = pair
+    if pred.identifiers != ref.identifiers or _relation_dimensions(pred) != _relation_dimensions(ref):
+        return None
+    if not about_the_same(pred, ref, shared_values=mostly_shared):
+        return None
+    if not pred.identifiers and not mostly_shared and overlap(pred, ref) < CLOSE:
+        return None
     return Clash("number", (a.start, a.end), (b.start, b.end))
 
 
@@ -210,7 +276,7 @@ def negation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
             head = negation.head
             if not head or head not in stating.said or head in stating.negated:
                 continue
-            if not about_the_same(pred, ref):
+            if not about_the_same(pred, ref) or overlap(pred, ref) < CLOSE:
                 return None
             span = _word_span(stating, head)
             if span is None:
@@ -251,10 +317,10 @@ def colour_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
     pred_families = frozenset().union(*(c.families for c in pred.colours))
     ref_families = frozenset().union(*(c.families for c in ref.colours))
     for a in pred.colours:
-        if a.families & ref_families:
+        if not a.predicate or a.families & ref_families:
             continue
         for b in ref.colours:
-            if b.families & pred_families:
+            if not b.predicate or b.families & pred_families:
                 continue
             ignore = set(a.families) | set(b.families)
             if numbers_differ(pred, ref) or not about_the_same(pred, ref, ignore):
@@ -268,17 +334,32 @@ def colour_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _identified(signature: frozenset[str]) -> bool:
-    return any(":" in key or key.startswith("#") for key in signature)
+def _names(signature: frozenset[str]) -> frozenset[str]:
+    """The identifiers and values of an argument (``kind:key``, ``#3``)."""
+    return frozenset(key for key in signature if ":" in key or key.startswith("#"))
 
 
 def _same_argument(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:
-    """Two arguments name the same thing: equal identifiers, or nested content words."""
+    """Two arguments name the same thing: equal identifiers (when both name some) and
+    nested content words (when both have some).
+
+    Examples:
+        >>> _same_argument(frozenset({"colour:red", "bar"}), frozenset({"colour:red"}))
+        True
+        >>> _same_argument(frozenset({"colour:red", "bar"}), frozenset({"colour:blue", "bar"}))
+        False
+        >>> _same_argument(frozenset({"cup"}), frozenset({"plat"}))
+        False
+    """
     if not a or not b:
         return False
-    if _identified(a) or _identified(b):
-        return a == b
-    return a <= b or b <= a
+    names_a, names_b = _names(a), _names(b)
+    words_a, words_b = a - names_a, b - names_b
+    if names_a and names_b and names_a != names_b:
+        return False
+    if words_a and words_b:
+        return words_a <= words_b or words_b <= words_a
+    return bool(names_a and names_b)
 
 
 def _paired(a: RelationMention, b: RelationMention) -> str | None:
@@ -290,7 +371,8 @@ def _paired(a: RelationMention, b: RelationMention) -> str | None:
             return None
         opposite = a.value != b.value
         return "agree" if opposite == swapped else "clash"
-    if _same_argument(a.subject, b.subject) or (not a.subject and not b.subject):
+    if _same_argument(a.subject, b.subject) or not a.subject or not b.subject:
+        # one argument: said of the same thing, or of something unnamed ("they repel")
         return "agree" if a.value == b.value else "clash"
     return None
 
@@ -298,11 +380,18 @@ def _paired(a: RelationMention, b: RelationMention) -> str | None:
 def _superlatives(a: RelationMention, b: RelationMention) -> str | None:
     if a.noun and b.noun and not a.noun & b.noun:
         return None  # "the largest angle" / "the largest side": different rankings
+    names_a = {key for key in _names(a.subject) if not key.startswith("#")}
+    names_b = {key for key in _names(b.subject) if not key.startswith("#")}
     if a.value == b.value:
-        if _identified(a.subject) and _identified(b.subject):
-            return "agree" if a.subject == b.subject else "clash"
+        if names_a == names_b and names_a:
+            return "agree"
+        kinds_a = {key.partition(":")[0] for key in names_a}
+        kinds_b = {key.partition(":")[0] for key in names_b}
+        # one named holder each, of one kind, and not the same: two things hold one extreme
+        if len(names_a) == 1 and len(names_b) == 1 and kinds_a == kinds_b:
+            return "clash"
         return None
-    return "clash" if _same_argument(a.subject, b.subject) else None
+    return "clash" if names_a and names_a == names_b else None
 
 
 def relation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:

@@ -12,8 +12,7 @@ import difflib
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from crystalbench.guards.lexicon import SYNONYMS
 from crystalbench.normalize.latex import prepare_math
@@ -128,9 +127,9 @@ def stem(word: str) -> str:
     return base
 
 
-@dataclass(frozen=True, slots=True)
-class TextToken:
-    """One token of a prepared step."""
+class TextToken(NamedTuple):
+    """One token of a prepared step (a named tuple: steps have many, and they are made
+    fast)."""
 
     kind: TokenKind
     start: int
@@ -138,6 +137,8 @@ class TextToken:
     end: int
     text: str
     """As written in the prepared text (a contraction's ``n't`` reads ``not``)."""
+    low: str
+    """``text`` in lower case."""
     key: str
     """Lower-cased stem for words (see :func:`stem`), the symbol itself, else ``""``."""
     capital: bool = False
@@ -153,6 +154,13 @@ _SCAN = re.compile(rf"(?P<word>{_WORD})|(?P<symbol>[=<>≠≤≥+×÷^√π~≈*
 _CONTRACTION = re.compile(r"(?i)^(?P<base>[a-z]+)n['’]t$")
 _CONTRACTION_BASES = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
 _SENTENCE_END = frozenset(".!?:")
+_NUMBER_WORD_HINT = re.compile(
+    r"(?i)\b(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety|hundred|thousand|million|billion|minus|negative)"
+)
+"""A cheap test for the rewrite of :func:`~crystalbench.normalize.numbers.numeric_text`:
+without any of these (nor a ``/``), it would return its text unchanged."""
 
 
 def prepare_step(text: str) -> str:
@@ -162,7 +170,10 @@ def prepare_step(text: str) -> str:
         >>> prepare_step(r"The angle is $45^\\circ$; there are sixteen cells.")
         'The angle is  45°; there are 16 cells.'
     """
-    return numeric_text(prepare_math(text))
+    prepared = prepare_math(text)
+    if "/" in prepared or _NUMBER_WORD_HINT.search(prepared):
+        return numeric_text(prepared)
+    return prepared  # numeric_text would change nothing: no number word, no fraction
 
 
 def _word_tokens(match: re.Match[str], sentence_start: bool) -> list[TextToken]:
@@ -175,16 +186,17 @@ def _word_tokens(match: re.Match[str], sentence_start: bool) -> list[TextToken]:
         base = _CONTRACTION_BASES.get(base, base)
         cut = end - 3
         return [
-            TextToken("word", start, cut, raw[:-3], stem(base), capital, sentence_start),
-            TextToken("word", cut, end, "not", "not"),
+            TextToken("word", start, cut, raw[:-3], base, stem(base), capital, sentence_start),
+            TextToken("word", cut, end, "not", "not", "not"),
         ]
     if raw.lower() == "cannot":
         return [
-            TextToken("word", start, start + 3, raw[:3], "can", capital, sentence_start),
-            TextToken("word", start + 3, end, "not", "not"),
+            TextToken("word", start, start + 3, raw[:3], "can", "can", capital, sentence_start),
+            TextToken("word", start + 3, end, "not", "not", "not"),
         ]
-    word = re.sub(r"['’][A-Za-z]+$", "", raw)  # "Monday's" -> "Monday"
-    return [TextToken("word", start, start + len(word), word, stem(word), capital, sentence_start)]
+    word = re.sub(r"['’][A-Za-z]+$", "", raw) if ("'" in raw or "’" in raw) else raw  # "Monday's"
+    low = word.lower()
+    return [TextToken("word", start, start + len(word), word, low, stem(low), capital, sentence_start)]
 
 
 def tokenize(prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None) -> list[TextToken]:
@@ -201,7 +213,6 @@ def tokenize(prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None
     """
     found = list(find_numbers(prepared)) if numbers is None else list(numbers)
     tokens: list[TextToken] = []
-    spans = [(n.start, n.end) for n in found]
     next_number = 0
     sentence_start = True
     position = 0
@@ -210,29 +221,30 @@ def tokenize(prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None
             number = found[next_number]
             if number.end > position:
                 tokens.append(
-                    TextToken("number", number.start, number.end, number.text, "", number=number.value)
+                    TextToken("number", number.start, number.end, number.text, number.text, "", number=number.value)
                 )
                 position = number.end
                 sentence_start = False
             next_number += 1
-        if match.start() < position or any(a <= match.start() < b for a, b in spans):
+        if match.start() < position:  # inside a number ("1.2e3")
             continue
         if match["word"] is not None:
             tokens.extend(_word_tokens(match, sentence_start))
             sentence_start = False
         elif match["symbol"] is not None:
-            tokens.append(TextToken("symbol", *match.span(), match.group(0), match.group(0)))
+            symbol = match.group(0)
+            tokens.append(TextToken("symbol", *match.span(), symbol, symbol, symbol))
         else:
-            tokens.append(TextToken("break", *match.span(), match.group(0), ""))
+            tokens.append(TextToken("break", *match.span(), match.group(0), match.group(0), ""))
             sentence_start = match.group(0) in _SENTENCE_END
         position = match.end()
     for number in found[next_number:]:
-        tokens.append(TextToken("number", number.start, number.end, number.text, "", number=number.value))
+        tokens.append(TextToken("number", number.start, number.end, number.text, number.text, "", number=number.value))
     for index in range(1, len(tokens) - 1):  # "10 x 8": a multiplication sign
         token = tokens[index]
         if token.kind == "word" and token.text in ("x", "X"):
             if tokens[index - 1].kind == "number" and tokens[index + 1].kind == "number":
-                tokens[index] = TextToken("symbol", token.start, token.end, "×", "×")
+                tokens[index] = TextToken("symbol", token.start, token.end, "×", "×", "×")
     return tokens
 
 
