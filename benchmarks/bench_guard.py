@@ -45,9 +45,9 @@ import numpy as np
 from crystalbench import ScoreConfig, evaluate, load_benchmark, load_predictions
 from crystalbench.data import SAMPLE_DIR
 from crystalbench.encoders import load_encoder
-from crystalbench.guards import FactGuard
+from crystalbench.guards import FactGuard, veto_whole_steps, without_vetoed
 from crystalbench.guards.facts import step_facts
-from crystalbench.matching import greedy_pairs, precision_recall_f1
+from crystalbench.matching import MatchRules, greedy_pairs, precision_recall_f1
 from crystalbench.parsing.response import parse_prediction
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,9 @@ def share(hits: int, total: int) -> float | None:
 
 
 # --------------------------------------------------------------------------- 1. pair set
-def score_pairs(pairs: Sequence[dict[str, Any]], vectors: dict[str, np.ndarray], tau: float) -> list[dict[str, Any]]:
+def score_pairs(
+    pairs: Sequence[dict[str, Any]], vectors: dict[str, np.ndarray], tau: float
+) -> list[dict[str, Any]]:
     rows = []
     tau32 = np.float32(tau)
     for pair in pairs:
@@ -112,18 +114,32 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "pairs": len(rows),
         "contradictions": len(contradictions),
-        "contradictions_matched_cosine_pct": share(sum(r["cosine_match"] for r in contradictions), len(contradictions)),
-        "contradictions_matched_guard_pct": share(sum(r["guard_match"] for r in contradictions), len(contradictions)),
+        "contradictions_matched_cosine_pct": share(
+            sum(r["cosine_match"] for r in contradictions), len(contradictions)
+        ),
+        "contradictions_matched_guard_pct": share(
+            sum(r["guard_match"] for r in contradictions), len(contradictions)
+        ),
         "by_kind": {},
         "paraphrases": len(paraphrases),
         "paraphrases_kept_cosine_pct": share(len(kept_by_cosine), len(paraphrases)),
-        "paraphrases_kept_guard_pct": share(sum(r["guard_match"] for r in paraphrases), len(paraphrases)),
-        "paraphrases_kept_of_cosine_pct": share(sum(r["guard_match"] for r in kept_by_cosine), len(kept_by_cosine)),
+        "paraphrases_kept_guard_pct": share(
+            sum(r["guard_match"] for r in paraphrases), len(paraphrases)
+        ),
+        "paraphrases_kept_of_cosine_pct": share(
+            sum(r["guard_match"] for r in kept_by_cosine), len(kept_by_cosine)
+        ),
         "unrelated": len(unrelated),
-        "unrelated_matched_cosine_pct": share(sum(r["cosine_match"] for r in unrelated), len(unrelated)),
-        "unrelated_matched_guard_pct": share(sum(r["guard_match"] for r in unrelated), len(unrelated)),
+        "unrelated_matched_cosine_pct": share(
+            sum(r["cosine_match"] for r in unrelated), len(unrelated)
+        ),
+        "unrelated_matched_guard_pct": share(
+            sum(r["guard_match"] for r in unrelated), len(unrelated)
+        ),
         "vetoed_paraphrases": [
-            {"ref": r["ref"], "pred": r["pred"], "reason": r["veto_reason"]} for r in paraphrases if r["vetoed"]
+            {"ref": r["ref"], "pred": r["pred"], "reason": r["veto_reason"]}
+            for r in paraphrases
+            if r["vetoed"]
         ],
     }
     for kind in KINDS:
@@ -141,19 +157,24 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
     print(f"{'':24s} {'n':>5s} {'cosine':>8s} {'+guard':>8s}")
     for kind, row in summary["by_kind"].items():
         if row["n"]:
-            print(f"  contradiction/{kind:9s} {row['n']:5d} {row['matched_cosine_pct']:7.1f}% {row['matched_guard_pct']:7.1f}%")
+            cosine, guarded = row["matched_cosine_pct"], row["matched_guard_pct"]
+            print(f"  contradiction/{kind:9s} {row['n']:5d} {cosine:7.1f}% {guarded:7.1f}%")
+    s = summary
     print(
-        f"  contradictions (all)   {summary['contradictions']:5d} "
-        f"{summary['contradictions_matched_cosine_pct']:7.1f}% {summary['contradictions_matched_guard_pct']:7.1f}%   (matched)"
+        f"  contradictions (all)   {s['contradictions']:5d} "
+        f"{s['contradictions_matched_cosine_pct']:7.1f}% "
+        f"{s['contradictions_matched_guard_pct']:7.1f}%   (matched)"
     )
     print(
-        f"  paraphrases            {summary['paraphrases']:5d} {summary['paraphrases_kept_cosine_pct']:7.1f}% "
-        f"{summary['paraphrases_kept_guard_pct']:7.1f}%   (kept; {summary['paraphrases_kept_of_cosine_pct']}% of cosine's)"
+        f"  paraphrases            {s['paraphrases']:5d} {s['paraphrases_kept_cosine_pct']:7.1f}% "
+        f"{s['paraphrases_kept_guard_pct']:7.1f}%   "
+        f"(kept; {s['paraphrases_kept_of_cosine_pct']}% of cosine's)"
     )
-    if summary["unrelated"]:
+    if s["unrelated"]:
         print(
-            f"  unrelated              {summary['unrelated']:5d} {summary['unrelated_matched_cosine_pct']:7.1f}% "
-            f"{summary['unrelated_matched_guard_pct']:7.1f}%   (matched)"
+            f"  unrelated              {s['unrelated']:5d} "
+            f"{s['unrelated_matched_cosine_pct']:7.1f}% "
+            f"{s['unrelated_matched_guard_pct']:7.1f}%   (matched)"
         )
 
 
@@ -161,22 +182,35 @@ def print_summary(name: str, summary: dict[str, Any]) -> None:
 def sample_work() -> tuple[Any, dict[str, Any], list[tuple[str, list[str], list[str], list[str]]]]:
     """The sample benchmark, its prediction sets, and (set, pred steps, ref steps, options)."""
     bench = load_benchmark("sample")
-    sets = {p.stem: load_predictions(p) for p in sorted((Path(SAMPLE_DIR) / "predictions").glob("*.jsonl"))}
+    sets = {
+        p.stem: load_predictions(p)
+        for p in sorted((Path(SAMPLE_DIR) / "predictions").glob("*.jsonl"))
+    }
     work = []
     for name, preds in sets.items():
         for item in bench.items:
             pred = preds.by_id.get(item.id)
-            steps = [s for s in parse_prediction(pred).steps if s.strip()] if pred is not None else []
+            steps = (
+                [s for s in parse_prediction(pred).steps if s.strip()] if pred is not None else []
+            )
             work.append((name, steps, list(item.reference_steps), list(item.options)))
     return bench, sets, work
 
 
-def time_guard(work: Sequence[tuple[str, list[str], list[str], list[str]]], vectors: dict[str, np.ndarray], tau: float, repeats: int) -> dict[str, Any]:
+def time_guard(
+    work: Sequence[tuple[str, list[str], list[str], list[str]]],
+    vectors: dict[str, np.ndarray],
+    tau: float,
+    repeats: int,
+) -> dict[str, Any]:
     """Reading every step (cold facts) and checking every pair at or above tau."""
     texts = sorted({s for _, pred, ref, _ in work for s in (*pred, *ref)})
     similarities = [
-        (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(np.float32)
-        if pred else np.zeros((0, len(ref)), dtype=np.float32)
+        (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(
+            np.float32
+        )
+        if pred
+        else np.zeros((0, len(ref)), dtype=np.float32)
         for _, pred, ref, _ in work
     ]
     read, check, total = [], [], []
@@ -206,13 +240,20 @@ def time_guard(work: Sequence[tuple[str, list[str], list[str], list[str]]], vect
     }
 
 
-def time_scoring(bench: Any, sets: dict[str, Any], encoder: Any, repeats: int, cache_dir: Path) -> dict[str, float]:
+def time_scoring(
+    bench: Any, sets: dict[str, Any], encoder: Any, repeats: int, cache_dir: Path
+) -> dict[str, float]:
     """``crystalbench.evaluate`` over every set: cold (no cache), then warm (cached embeddings)."""
     cold, warm = [], []
     for _ in range(repeats):
         start = time.perf_counter()
         for preds in sets.values():
-            evaluate(bench, preds, ScoreConfig(encoder="minilm-offline", use_cache=False), encoder=encoder)
+            evaluate(
+                bench,
+                preds,
+                ScoreConfig(encoder="minilm-offline", use_cache=False),
+                encoder=encoder,
+            )
         cold.append(time.perf_counter() - start)
     config = ScoreConfig(encoder="minilm-offline", cache_dir=str(cache_dir))
     for preds in sets.values():  # fill the cache
@@ -226,35 +267,54 @@ def time_scoring(bench: Any, sets: dict[str, Any], encoder: Any, repeats: int, c
 
 
 # --------------------------------------------------------------------------- 3. previews
-def f1_with(pred: list[str], ref: list[str], sim: np.ndarray, tau: float, guard: FactGuard | None) -> tuple[float, int]:
-    from crystalbench.guards import without_vetoed
-    from crystalbench.matching import MatchRules
-
+def f1_with(
+    pred: list[str],
+    ref: list[str],
+    sim: np.ndarray,
+    tau: float,
+    guard: FactGuard | None,
+    whole_steps: bool = False,
+) -> tuple[float, int]:
     vetoes = 0
     if guard is not None and pred:
         mask, found = guard.veto_mask(pred, ref, sim, tau)
+        if whole_steps:
+            mask = veto_whole_steps(mask, sim, tau)
         sim = without_vetoed(sim, mask)
         vetoes = len(found)
     matched = len(greedy_pairs(sim, MatchRules(tau=tau))) if pred else 0
     return precision_recall_f1(matched, len(pred), len(ref))[2], vetoes
 
 
-def preview_sample(work: Sequence[tuple[str, list[str], list[str], list[str]]], vectors: dict[str, np.ndarray], tau: float) -> dict[str, Any]:
-    by_set: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"none": [], "facts": [], "vetoes": []})
+def preview_sample(
+    work: Sequence[tuple[str, list[str], list[str], list[str]]],
+    vectors: dict[str, np.ndarray],
+    tau: float,
+) -> dict[str, Any]:
+    by_set: dict[str, dict[str, list[float]]] = defaultdict(
+        lambda: {"none": [], "facts": [], "steps": [], "vetoes": []}
+    )
     for name, pred, ref, options in work:
         sim = (
-            (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(np.float32)
-            if pred else np.zeros((0, len(ref)), dtype=np.float32)
+            (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(
+                np.float32
+            )
+            if pred
+            else np.zeros((0, len(ref)), dtype=np.float32)
         )
         plain, _ = f1_with(pred, ref, sim, tau, None)
         guarded, vetoes = f1_with(pred, ref, sim, tau, FactGuard(options))
         by_set[name]["none"].append(plain)
         by_set[name]["facts"].append(guarded)
+        by_set[name]["steps"].append(
+            f1_with(pred, ref, sim, tau, FactGuard(options), whole_steps=True)[0]
+        )
         by_set[name]["vetoes"].append(vetoes)
     return {
         name: {
             "match_f1_none": round(float(np.mean(v["none"])), 4),
             "match_f1_facts": round(float(np.mean(v["facts"])), 4),
+            "match_f1_facts_whole_steps": round(float(np.mean(v["steps"])), 4),
             "vetoes": int(sum(v["vetoes"])),
         }
         for name, v in sorted(by_set.items())
@@ -274,16 +334,21 @@ def copy_attack(bench: Any, encoder: Any, tau: float, seed: int) -> dict[str, An
             found = number.search(step)
             if found:
                 value = int(found.group(0))
-                step = step[: found.start()] + str(value + rng.choice([1, 2, 3])) + step[found.end() :]
+                step = (
+                    step[: found.start()] + str(value + rng.choice([1, 2, 3])) + step[found.end() :]
+                )
             copied.append(step)
         if copied != list(item.reference_steps):
             chains.append((copied, list(item.reference_steps), list(item.options)))
     vectors = embed(encoder, (s for pred, ref, _ in chains for s in (*pred, *ref)))
-    plain, guarded = [], []
+    plain, guarded, steps = [], [], []
     for pred, ref, options in chains:
-        sim = (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(np.float32)
+        sim = (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(
+            np.float32
+        )
         plain.append(f1_with(pred, ref, sim, tau, None)[0])
         guarded.append(f1_with(pred, ref, sim, tau, FactGuard(options))[0])
+        steps.append(f1_with(pred, ref, sim, tau, FactGuard(options), whole_steps=True)[0])
     changed = sum(p != r for pred, ref, _ in chains for p, r in zip(pred, ref, strict=True))
     total = sum(len(ref) for _, ref, _ in chains)
     return {
@@ -292,6 +357,7 @@ def copy_attack(bench: Any, encoder: Any, tau: float, seed: int) -> dict[str, An
         "steps": total,
         "match_f1_none": round(float(np.mean(plain)), 4),
         "match_f1_facts": round(float(np.mean(guarded)), 4),
+        "match_f1_facts_whole_steps": round(float(np.mean(steps)), 4),
         "correct_share_of_steps": round(1 - changed / total, 4),
     }
 
@@ -301,8 +367,12 @@ def main() -> None:
     parser.add_argument("--tau", type=float, default=0.35)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=24)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "raw" / "guard.json")
-    parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/crystalbench-bench-guard-cache"))
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "raw" / "guard.json"
+    )
+    parser.add_argument(
+        "--cache-dir", type=Path, default=Path("/tmp/crystalbench-bench-guard-cache")
+    )
     args = parser.parse_args()
 
     encoder = load_encoder("minilm-offline")
@@ -322,7 +392,9 @@ def main() -> None:
     for r in rows:
         if r["origin"] == ISSUE_TABLE:
             verdict = "vetoed: " + r["veto_reason"] if r["vetoed"] else "kept"
-            record["issue_table"].append({k: r[k] for k in ("ref", "pred", "label", "cosine", "vetoed", "veto_reason")})
+            record["issue_table"].append(
+                {k: r[k] for k in ("ref", "pred", "label", "cosine", "vetoed", "veto_reason")}
+            )
             print(f"  {r['cosine']:.3f} {r['label']:13s} {verdict:17s} {r['ref']} | {r['pred']}")
 
     bench, sets, work = sample_work()
@@ -330,8 +402,12 @@ def main() -> None:
     cost = time_guard(work, sample_vectors, args.tau, args.repeats)
     scoring = time_scoring(bench, sets, encoder, args.repeats, args.cache_dir)
     cost.update(scoring)
-    cost["share_of_cold_scoring_pct"] = round(100 * cost["guard_seconds_best"] / scoring["cold_seconds"], 2)
-    cost["share_of_warm_rescoring_pct"] = round(100 * cost["guard_seconds_best"] / scoring["warm_seconds"], 2)
+    cost["share_of_cold_scoring_pct"] = round(
+        100 * cost["guard_seconds_best"] / scoring["cold_seconds"], 2
+    )
+    cost["share_of_warm_rescoring_pct"] = round(
+        100 * cost["guard_seconds_best"] / scoring["warm_seconds"], 2
+    )
     record["cost"] = cost
     print("\n== cost (bundled sample, 5 prediction sets x 40 items)")
     for key, value in cost.items():
@@ -339,7 +415,10 @@ def main() -> None:
     record["sample_match_f1"] = preview_sample(work, sample_vectors, args.tau)
     print("\n== Match F1 of the sample's model styles (pre-integration preview)")
     for name, row in record["sample_match_f1"].items():
-        print(f"  {name:28s} none {row['match_f1_none']:.3f}  facts {row['match_f1_facts']:.3f}  vetoes {row['vetoes']}")
+        print(
+            f"  {name:28s} none {row['match_f1_none']:.3f}  facts {row['match_f1_facts']:.3f}"
+            f"  facts, whole steps {row['match_f1_facts_whole_steps']:.3f}  vetoes {row['vetoes']}"
+        )
     record["copy_attack"] = copy_attack(bench, encoder, args.tau, args.seed)
     print("\n== copy attack (reference wording, one number changed per numeric step)")
     print(f"  {record['copy_attack']}")

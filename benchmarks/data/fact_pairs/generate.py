@@ -4,8 +4,10 @@ Two banks of templates with disjoint sentence frames and vocabulary write two sp
 ``dev`` (the rules of ``crystalbench.guards`` were written and tuned against it) and
 ``heldout`` (written at the same time, before any rule was run on it, and not used to tune;
 see README.md). A third split, ``sample``, copies every reference step of the bundled sample
-with one fact changed (the attack of issue 24: reference wording, wrong fact). Each template draws one scene (an angle, a chart, a shelf of objects, a food
-web...) and emits pairs of a reference step and a predicted step labelled
+with one fact changed (the attack of issue 24: reference wording, wrong fact).
+
+Each template draws one scene (an angle, a chart, a shelf of objects, a food web...) and emits
+pairs of a reference step and a predicted step labelled
 
 - ``paraphrase``: the same fact in other words (number spellings, units, arguments swapped,
   an extra intermediate value): must match;
@@ -34,11 +36,29 @@ OUT = HERE / "generated.jsonl"
 Pair = dict[str, Any]
 Template = Callable[[random.Random], Iterator[Pair]]
 
-_SMALL = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SMALL = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
 def words(n: int) -> str:
@@ -49,7 +69,9 @@ def words(n: int) -> str:
     return _TENS[tens - 2] + (f"-{_SMALL[unit]}" if unit else "")
 
 
-def pair(label: str, kind: str, source: str, ref: str, pred: str, options: list[str] | None = None) -> Pair:
+def pair(
+    label: str, kind: str, source: str, ref: str, pred: str, options: list[str] | None = None
+) -> Pair:
     return {
         "label": label,
         "kind": kind,
@@ -87,7 +109,13 @@ def dev_angle(rng: random.Random) -> Iterator[Pair]:
     yield pair("paraphrase", "latex", "mathvision", ref, f"$\\angle {name} = {v}^\\circ$.")
     yield pair("contradiction", "number", "mathvision", ref, f"The angle {name} is {w} degrees.")
     yield pair("contradiction", "number", "mathvision", ref, f"Angle {name} measures {w}°.")
-    yield pair("unrelated", "same-scene", "mathvision", ref, f"Triangle {name} has a right angle at {name[2]}.")
+    yield pair(
+        "unrelated",
+        "same-scene",
+        "mathvision",
+        ref,
+        f"Triangle {name} has a right angle at {name[2]}.",
+    )
 
 
 def dev_count(rng: random.Random) -> Iterator[Pair]:
@@ -96,10 +124,20 @@ def dev_count(rng: random.Random) -> Iterator[Pair]:
     n = rng.randint(2, 19)
     m = other(rng, n, 2, 19)
     ref = f"There are {n} {thing} on the {place}."
-    yield pair("paraphrase", "number-words", "realworldqa", ref, f"I count {words(n)} {thing} on the {place}.")
+    yield pair(
+        "paraphrase",
+        "number-words",
+        "realworldqa",
+        ref,
+        f"I count {words(n)} {thing} on the {place}.",
+    )
     yield pair("paraphrase", "wording", "realworldqa", ref, f"The {place} holds {n} {thing}.")
-    yield pair("contradiction", "number", "realworldqa", ref, f"There are {m} {thing} on the {place}.")
-    yield pair("contradiction", "number", "realworldqa", ref, f"I count {words(m)} {thing} on the {place}.")
+    yield pair(
+        "contradiction", "number", "realworldqa", ref, f"There are {m} {thing} on the {place}."
+    )
+    yield pair(
+        "contradiction", "number", "realworldqa", ref, f"I count {words(m)} {thing} on the {place}."
+    )
     yield pair("unrelated", "same-scene", "realworldqa", ref, f"The {place} is made of dark wood.")
 
 
@@ -111,9 +149,17 @@ def dev_bar_value(rng: random.Random) -> Iterator[Pair]:
     ref = f"The bar for {year} shows {series} of {v}."
     yield pair("paraphrase", "wording", "plotqa", ref, f"In {year}, {series} reached {v}.")
     yield pair("paraphrase", "decimal", "plotqa", ref, f"The {series} value in {year} is {v}.0.")
-    yield pair("contradiction", "number", "plotqa", ref, f"The bar for {year} shows {series} of {w}.")
+    yield pair(
+        "contradiction", "number", "plotqa", ref, f"The bar for {year} shows {series} of {w}."
+    )
     yield pair("contradiction", "number", "plotqa", ref, f"In {year}, {series} reached {w}.")
-    yield pair("unrelated", "same-scene", "plotqa", ref, f"The x-axis of the chart lists the years from 2000 to 2020.")
+    yield pair(
+        "unrelated",
+        "same-scene",
+        "plotqa",
+        ref,
+        "The x-axis of the chart lists the years from 2000 to 2020.",
+    )
 
 
 def dev_percent(rng: random.Random) -> Iterator[Pair]:
@@ -122,10 +168,18 @@ def dev_percent(rng: random.Random) -> Iterator[Pair]:
     group = rng.choice(["students", "voters", "households", "respondents"])
     choice = rng.choice(["cycling", "the park", "tea", "option one"])
     ref = f"{p}% of the {group} chose {choice}."
-    yield pair("paraphrase", "fraction", "plotqa", ref, f"A share of {p / 100:g} of the {group} chose {choice}.")
-    yield pair("paraphrase", "percent-word", "plotqa", ref, f"{p} percent of the {group} chose {choice}.")
+    yield pair(
+        "paraphrase",
+        "fraction",
+        "plotqa",
+        ref,
+        f"A share of {p / 100:g} of the {group} chose {choice}.",
+    )
+    yield pair(
+        "paraphrase", "percent-word", "plotqa", ref, f"{p} percent of the {group} chose {choice}."
+    )
     yield pair("contradiction", "number", "plotqa", ref, f"{q}% of the {group} chose {choice}.")
-    yield pair("unrelated", "same-scene", "plotqa", ref, f"The pie chart has four slices.")
+    yield pair("unrelated", "same-scene", "plotqa", ref, "The pie chart has four slices.")
 
 
 def dev_length(rng: random.Random) -> Iterator[Pair]:
@@ -133,12 +187,16 @@ def dev_length(rng: random.Random) -> Iterator[Pair]:
     v = rng.randint(2, 15)
     w = other(rng, v, 2, 15)
     ref = f"Side {side} is {v} cm long."
-    yield pair("paraphrase", "unit-conversion", "mathvision", ref, f"The length of {side} is {v * 10} mm.")
+    yield pair(
+        "paraphrase", "unit-conversion", "mathvision", ref, f"The length of {side} is {v * 10} mm."
+    )
     yield pair("paraphrase", "wording", "mathvision", ref, f"{side} = {v} cm.")
     yield pair("contradiction", "number", "mathvision", ref, f"Side {side} is {w} cm long.")
     yield pair("contradiction", "number", "mathvision", ref, f"{side} = {w} cm.")
     other_side = side[::-1] if side[::-1] != side else "XY"
-    yield pair("unrelated", "other-side", "mathvision", ref, f"Side {labels(rng, 2)} is {w} cm long.")
+    yield pair(
+        "unrelated", "other-side", "mathvision", ref, f"Side {labels(rng, 2)} is {w} cm long."
+    )
     del other_side
 
 
@@ -149,27 +207,59 @@ def dev_sum(rng: random.Random) -> Iterator[Pair]:
     ref = f"The total is {expr} = {total}."
     yield pair("paraphrase", "extra-value", "mathvision", ref, f"In total there are {total}.")
     yield pair("paraphrase", "wording", "mathvision", ref, f"Adding up: {expr} gives {total}.")
-    yield pair("contradiction", "number", "mathvision", ref, f"The total is {expr} = {total + rng.choice([-2, -1, 1, 2])}.")
-    yield pair("contradiction", "number", "mathvision", ref, f"In total there are {total + rng.choice([3, 4, 5])}.")
+    yield pair(
+        "contradiction",
+        "number",
+        "mathvision",
+        ref,
+        f"The total is {expr} = {total + rng.choice([-2, -1, 1, 2])}.",
+    )
+    yield pair(
+        "contradiction",
+        "number",
+        "mathvision",
+        ref,
+        f"In total there are {total + rng.choice([3, 4, 5])}.",
+    )
 
 
 def dev_area(rng: random.Random) -> Iterator[Pair]:
     s = rng.randint(3, 12)
     ref = f"The area is {s * s} square units."
-    yield pair("paraphrase", "extra-value", "mathvision", ref, f"{s} squared is {s * s}, so that is the area.")
+    yield pair(
+        "paraphrase",
+        "extra-value",
+        "mathvision",
+        ref,
+        f"{s} squared is {s * s}, so that is the area.",
+    )
     yield pair("paraphrase", "wording", "mathvision", ref, f"The area equals {s * s}.")
-    yield pair("contradiction", "number", "mathvision", ref, f"The area is {s * s + rng.choice([-4, 2, 6, 10])} square units.")
-    yield pair("unrelated", "same-scene", "mathvision", ref, f"The square has four equal sides.")
+    yield pair(
+        "contradiction",
+        "number",
+        "mathvision",
+        ref,
+        f"The area is {s * s + rng.choice([-4, 2, 6, 10])} square units.",
+    )
+    yield pair("unrelated", "same-scene", "mathvision", ref, "The square has four equal sides.")
 
 
 def dev_door(rng: random.Random) -> Iterator[Pair]:
     thing = rng.choice(["door", "window", "gate", "drawer", "lid of the box"])
     state = rng.choice(["open", "closed", "locked", "painted"])
     ref = f"The {thing} is {state}."
-    yield pair("paraphrase", "wording", "realworldqa", ref, f"In the picture the {thing} is {state}.")
+    yield pair(
+        "paraphrase", "wording", "realworldqa", ref, f"In the picture the {thing} is {state}."
+    )
     yield pair("contradiction", "negation", "realworldqa", ref, f"The {thing} is not {state}.")
     yield pair("contradiction", "negation", "realworldqa", ref, f"The {thing} isn't {state}.")
-    yield pair("unrelated", "same-scene", "realworldqa", ref, f"A lamp stands next to the {thing.split()[-1]}.")
+    yield pair(
+        "unrelated",
+        "same-scene",
+        "realworldqa",
+        ref,
+        f"A lamp stands next to the {thing.split()[-1]}.",
+    )
 
 
 def dev_presence(rng: random.Random) -> Iterator[Pair]:
@@ -184,13 +274,27 @@ def dev_presence(rng: random.Random) -> Iterator[Pair]:
 
 def dev_food_web(rng: random.Random) -> Iterator[Pair]:
     eater, food = rng.choice(
-        [("rabbit", "grass"), ("frog", "grasshopper"), ("snake", "mouse"), ("fox", "rabbit"), ("hawk", "snake")]
+        [
+            ("rabbit", "grass"),
+            ("frog", "grasshopper"),
+            ("snake", "mouse"),
+            ("fox", "rabbit"),
+            ("hawk", "snake"),
+        ]
     )
     ref = f"The {eater} eats the {food}."
     yield pair("paraphrase", "wording", "scienceqa", ref, f"The {food} is eaten by the {eater}.")
-    yield pair("contradiction", "negation", "scienceqa", ref, f"The {eater} does not eat the {food}.")
+    yield pair(
+        "contradiction", "negation", "scienceqa", ref, f"The {eater} does not eat the {food}."
+    )
     yield pair("contradiction", "negation", "scienceqa", ref, f"The {eater} never eats the {food}.")
-    yield pair("unrelated", "same-scene", "scienceqa", ref, f"The arrows in the food web show the flow of energy.")
+    yield pair(
+        "unrelated",
+        "same-scene",
+        "scienceqa",
+        ref,
+        "The arrows in the food web show the flow of energy.",
+    )
 
 
 def dev_yes_no(rng: random.Random) -> Iterator[Pair]:
@@ -204,19 +308,43 @@ def dev_yes_no(rng: random.Random) -> Iterator[Pair]:
 def dev_bars_compare(rng: random.Random) -> Iterator[Pair]:
     a, b = rng.sample(COLOURS[:6], 2)
     ref = f"The {a} bar is taller than the {b} bar."
-    yield pair("paraphrase", "argument-swap", "plotqa", ref, f"The {b} bar is shorter than the {a} bar.")
+    yield pair(
+        "paraphrase", "argument-swap", "plotqa", ref, f"The {b} bar is shorter than the {a} bar."
+    )
     yield pair("paraphrase", "wording", "plotqa", ref, f"The {a} bar is higher than the {b} bar.")
-    yield pair("contradiction", "relation", "plotqa", ref, f"The {a} bar is shorter than the {b} bar.")
-    yield pair("contradiction", "relation", "plotqa", ref, f"The {b} bar is taller than the {a} bar.")
+    yield pair(
+        "contradiction", "relation", "plotqa", ref, f"The {a} bar is shorter than the {b} bar."
+    )
+    yield pair(
+        "contradiction", "relation", "plotqa", ref, f"The {b} bar is taller than the {a} bar."
+    )
     yield pair("unrelated", "same-scene", "plotqa", ref, f"The {a} bar has a black outline.")
 
 
 def dev_more_fewer(rng: random.Random) -> Iterator[Pair]:
     x, y = rng.sample(["cats", "dogs", "birds", "cars", "trees", "boats", "people"], 2)
     ref = f"There are more {x} than {y} in the picture."
-    yield pair("paraphrase", "argument-swap", "realworldqa", ref, f"There are fewer {y} than {x} in the picture.")
-    yield pair("contradiction", "relation", "realworldqa", ref, f"There are fewer {x} than {y} in the picture.")
-    yield pair("contradiction", "relation", "realworldqa", ref, f"There are more {y} than {x} in the picture.")
+    yield pair(
+        "paraphrase",
+        "argument-swap",
+        "realworldqa",
+        ref,
+        f"There are fewer {y} than {x} in the picture.",
+    )
+    yield pair(
+        "contradiction",
+        "relation",
+        "realworldqa",
+        ref,
+        f"There are fewer {x} than {y} in the picture.",
+    )
+    yield pair(
+        "contradiction",
+        "relation",
+        "realworldqa",
+        ref,
+        f"There are more {y} than {x} in the picture.",
+    )
 
 
 def dev_left_right(rng: random.Random) -> Iterator[Pair]:
@@ -225,7 +353,9 @@ def dev_left_right(rng: random.Random) -> Iterator[Pair]:
     yield pair("paraphrase", "argument-swap", "mmvp", ref, f"The {b} is to the right of the {a}.")
     yield pair("contradiction", "relation", "mmvp", ref, f"The {a} is to the right of the {b}.")
     yield pair("contradiction", "relation", "mmvp", ref, f"The {b} is to the left of the {a}.")
-    yield pair("unrelated", "same-scene", "mmvp", ref, f"The {a} is white and the {b} is white too.")
+    yield pair(
+        "unrelated", "same-scene", "mmvp", ref, f"The {a} is white and the {b} is white too."
+    )
 
 
 def dev_trend(rng: random.Random) -> Iterator[Pair]:
@@ -234,16 +364,24 @@ def dev_trend(rng: random.Random) -> Iterator[Pair]:
     y2 = y1 + rng.randint(3, 10)
     ref = f"The {series} increases from {y1} to {y2}."
     yield pair("paraphrase", "wording", "plotqa", ref, f"Between {y1} and {y2} the {series} rises.")
-    yield pair("contradiction", "relation", "plotqa", ref, f"The {series} decreases from {y1} to {y2}.")
-    yield pair("contradiction", "relation", "plotqa", ref, f"Between {y1} and {y2} the {series} falls.")
+    yield pair(
+        "contradiction", "relation", "plotqa", ref, f"The {series} decreases from {y1} to {y2}."
+    )
+    yield pair(
+        "contradiction", "relation", "plotqa", ref, f"Between {y1} and {y2} the {series} falls."
+    )
 
 
 def dev_superlative(rng: random.Random) -> Iterator[Pair]:
     thing = rng.choice(["console", "box", "bottle", "tree", "building"])
     p1, p2 = rng.sample(["left", "middle", "right"], 2)
     ref = f"The {p1} {thing} is the smallest."
-    yield pair("paraphrase", "wording", "realworldqa", ref, f"The smallest {thing} is the {p1} one.")
-    yield pair("contradiction", "relation", "realworldqa", ref, f"The {p2} {thing} is the smallest.")
+    yield pair(
+        "paraphrase", "wording", "realworldqa", ref, f"The smallest {thing} is the {p1} one."
+    )
+    yield pair(
+        "contradiction", "relation", "realworldqa", ref, f"The {p2} {thing} is the smallest."
+    )
     yield pair("contradiction", "relation", "realworldqa", ref, f"The {p1} {thing} is the largest.")
     yield pair("unrelated", "same-scene", "realworldqa", ref, f"The {p2} {thing} is the largest.")
 
@@ -253,15 +391,29 @@ def dev_magnets(rng: random.Random) -> Iterator[Pair]:
     flip = "repel" if verb == "attract" else "attract"
     ref = f"The magnets will {verb} each other."
     yield pair("paraphrase", "wording", "scienceqa", ref, f"These two magnets {verb} each other.")
-    yield pair("contradiction", "relation", "scienceqa", ref, f"The magnets will {flip} each other.")
-    yield pair("contradiction", "negation", "scienceqa", ref, f"The magnets will not {verb} each other.")
+    yield pair(
+        "contradiction", "relation", "scienceqa", ref, f"The magnets will {flip} each other."
+    )
+    yield pair(
+        "contradiction", "negation", "scienceqa", ref, f"The magnets will not {verb} each other."
+    )
 
 
 def dev_matter(rng: random.Random) -> Iterator[Pair]:
-    thing, state = rng.choice([("ice cube", "solid"), ("orange juice", "liquid"), ("steam", "gas"), ("rock", "solid"), ("milk", "liquid")])
+    thing, state = rng.choice(
+        [
+            ("ice cube", "solid"),
+            ("orange juice", "liquid"),
+            ("steam", "gas"),
+            ("rock", "solid"),
+            ("milk", "liquid"),
+        ]
+    )
     wrong = rng.choice([s for s in ("solid", "liquid", "gas") if s != state])
     ref = f"The {thing} is a {state}."
-    yield pair("paraphrase", "wording", "scienceqa", ref, f"So the {thing} is a {state}, it has that form.")
+    yield pair(
+        "paraphrase", "wording", "scienceqa", ref, f"So the {thing} is a {state}, it has that form."
+    )
     yield pair("contradiction", "relation", "scienceqa", ref, f"The {thing} is a {wrong}.")
 
 
@@ -271,9 +423,23 @@ def dev_option_letter(rng: random.Random) -> Iterator[Pair]:
     j = other(rng, k, 0, 3)
     letter, wrong = "ABCD"[k], "ABCD"[j]
     ref = f"Select option {letter} from the provided list of choices."
-    yield pair("paraphrase", "letter-text", "mathvision", ref, f"Among the choices, {options[k]} is option {letter}.", options)
+    yield pair(
+        "paraphrase",
+        "letter-text",
+        "mathvision",
+        ref,
+        f"Among the choices, {options[k]} is option {letter}.",
+        options,
+    )
     yield pair("paraphrase", "wording", "mathvision", ref, f"The answer is ({letter}).", options)
-    yield pair("contradiction", "option", "mathvision", ref, f"Select option {wrong} from the provided list of choices.", options)
+    yield pair(
+        "contradiction",
+        "option",
+        "mathvision",
+        ref,
+        f"Select option {wrong} from the provided list of choices.",
+        options,
+    )
     yield pair("contradiction", "option", "mathvision", ref, f"The answer is ({wrong}).", options)
 
 
@@ -283,10 +449,28 @@ def dev_option_text(rng: random.Random) -> Iterator[Pair]:
     j = other(rng, k, 0, 2)
     role = rng.choice(["producer", "top consumer", "prey of the snake"])
     ref = f"Therefore the {role} among the choices is the {options[k]}."
-    yield pair("paraphrase", "letter-text", "scienceqa", ref, f"Therefore the {role} is option {'ABC'[k]}.", options)
-    yield pair("paraphrase", "wording", "scienceqa", ref, f"So the {options[k]} is the {role}.", options)
-    yield pair("contradiction", "option", "scienceqa", ref, f"Therefore the {role} among the choices is the {options[j]}.", options)
-    yield pair("contradiction", "option", "scienceqa", ref, f"So the {options[j]} is the {role}.", options)
+    yield pair(
+        "paraphrase",
+        "letter-text",
+        "scienceqa",
+        ref,
+        f"Therefore the {role} is option {'ABC'[k]}.",
+        options,
+    )
+    yield pair(
+        "paraphrase", "wording", "scienceqa", ref, f"So the {options[k]} is the {role}.", options
+    )
+    yield pair(
+        "contradiction",
+        "option",
+        "scienceqa",
+        ref,
+        f"Therefore the {role} among the choices is the {options[j]}.",
+        options,
+    )
+    yield pair(
+        "contradiction", "option", "scienceqa", ref, f"So the {options[j]} is the {role}.", options
+    )
 
 
 def dev_colour(rng: random.Random) -> Iterator[Pair]:
@@ -295,7 +479,9 @@ def dev_colour(rng: random.Random) -> Iterator[Pair]:
     ref = f"The {thing} is {c1}."
     yield pair("paraphrase", "wording", "mmvp", ref, f"The {thing} in the image is painted {c1}.")
     if c1 in COLOUR_SYNONYMS:
-        yield pair("paraphrase", "colour-synonym", "mmvp", ref, f"The {thing} is {COLOUR_SYNONYMS[c1]}.")
+        yield pair(
+            "paraphrase", "colour-synonym", "mmvp", ref, f"The {thing} is {COLOUR_SYNONYMS[c1]}."
+        )
     yield pair("contradiction", "colour", "mmvp", ref, f"The {thing} is {c2}.")
     yield pair("contradiction", "colour", "mmvp", ref, f"The {thing} in the image is painted {c2}.")
     yield pair("unrelated", "same-scene", "mmvp", ref, f"The {thing} is parked in the shade.")
@@ -305,8 +491,12 @@ def dev_colour_region(rng: random.Random) -> Iterator[Pair]:
     region = rng.choice(["north-east", "south-west", "central", "northern"])
     c1, c2 = rng.sample(["green", "blue", "yellow", "red", "purple"], 2)
     ref = f"The {region} region is shaded dark {c1}."
-    yield pair("paraphrase", "wording", "scienceqa", ref, f"The {region} region is the dark {c1} one.")
-    yield pair("contradiction", "colour", "scienceqa", ref, f"The {region} region is shaded dark {c2}.")
+    yield pair(
+        "paraphrase", "wording", "scienceqa", ref, f"The {region} region is the dark {c1} one."
+    )
+    yield pair(
+        "contradiction", "colour", "scienceqa", ref, f"The {region} region is shaded dark {c2}."
+    )
 
 
 DEV_BANK: tuple[Template, ...] = (
@@ -326,11 +516,29 @@ def held_triangle(rng: random.Random) -> Iterator[Pair]:
     c = 180 - a - b
     v = rng.choice("PQR")
     ref = f"So the third angle at vertex {v} equals 180° - {a}° - {b}° = {c}°."
-    yield pair("paraphrase", "wording", "mathvision", ref, f"The angle at {v} is {c} degrees because the angles of a triangle sum to 180.")
+    yield pair(
+        "paraphrase",
+        "wording",
+        "mathvision",
+        ref,
+        f"The angle at {v} is {c} degrees because the angles of a triangle sum to 180.",
+    )
     yield pair("paraphrase", "extra-value", "mathvision", ref, f"Angle {v} = {c}°.")
-    yield pair("contradiction", "number", "mathvision", ref, f"So the third angle at vertex {v} equals 180° - {a}° - {b}° = {c + 10}°.")
+    yield pair(
+        "contradiction",
+        "number",
+        "mathvision",
+        ref,
+        f"So the third angle at vertex {v} equals 180° - {a}° - {b}° = {c + 10}°.",
+    )
     yield pair("contradiction", "number", "mathvision", ref, f"Angle {v} = {c - 5}°.")
-    yield pair("unrelated", "same-scene", "mathvision", ref, f"The triangle is drawn with one side horizontal.")
+    yield pair(
+        "unrelated",
+        "same-scene",
+        "mathvision",
+        ref,
+        "The triangle is drawn with one side horizontal.",
+    )
 
 
 def held_shelf(rng: random.Random) -> Iterator[Pair]:
@@ -338,10 +546,26 @@ def held_shelf(rng: random.Random) -> Iterator[Pair]:
     n = rng.randint(2, 12)
     m = other(rng, n, 2, 12)
     ref = f"The top shelf holds {words(n)} {thing}."
-    yield pair("paraphrase", "number-words", "realworldqa", ref, f"On the top shelf we can see {n} {thing}.")
-    yield pair("contradiction", "number", "realworldqa", ref, f"On the top shelf we can see {m} {thing}.")
-    yield pair("contradiction", "number", "realworldqa", ref, f"The top shelf holds {words(m)} {thing}.")
-    yield pair("unrelated", "other-shelf", "realworldqa", ref, f"The bottom shelf holds {words(m)} {thing}.")
+    yield pair(
+        "paraphrase",
+        "number-words",
+        "realworldqa",
+        ref,
+        f"On the top shelf we can see {n} {thing}.",
+    )
+    yield pair(
+        "contradiction", "number", "realworldqa", ref, f"On the top shelf we can see {m} {thing}."
+    )
+    yield pair(
+        "contradiction", "number", "realworldqa", ref, f"The top shelf holds {words(m)} {thing}."
+    )
+    yield pair(
+        "unrelated",
+        "other-shelf",
+        "realworldqa",
+        ref,
+        f"The bottom shelf holds {words(m)} {thing}.",
+    )
 
 
 def held_line_chart(rng: random.Random) -> Iterator[Pair]:
@@ -349,29 +573,65 @@ def held_line_chart(rng: random.Random) -> Iterator[Pair]:
     v = round(rng.uniform(1.0, 9.9), 1)
     w = round(v + rng.choice([-1.5, -0.8, 0.7, 1.2, 2.5]), 1)
     ref = f"In {month} the line is at {v} million."
-    yield pair("paraphrase", "scale-word", "plotqa", ref, f"The value for {month} is about {v} million.")
-    yield pair("paraphrase", "thousands", "plotqa", ref, f"For {month}, the chart reads {int(round(v * 1_000_000)):,}.")
+    yield pair(
+        "paraphrase", "scale-word", "plotqa", ref, f"The value for {month} is about {v} million."
+    )
+    yield pair(
+        "paraphrase",
+        "thousands",
+        "plotqa",
+        ref,
+        f"For {month}, the chart reads {round(v * 1_000_000):,}.",
+    )
     yield pair("contradiction", "number", "plotqa", ref, f"In {month} the line is at {w} million.")
-    yield pair("contradiction", "number", "plotqa", ref, f"The value for {month} is about {w} million.")
+    yield pair(
+        "contradiction", "number", "plotqa", ref, f"The value for {month} is about {w} million."
+    )
 
 
 def held_fraction(rng: random.Random) -> Iterator[Pair]:
     a, b = rng.choice([(1, 2), (1, 4), (3, 4), (2, 5), (1, 5), (3, 8)])
     share = a / b
     ref = f"The shaded part is {a}/{b} of the circle."
-    yield pair("paraphrase", "decimal", "mathvision", ref, f"The shaded part is {share:g} of the circle.")
-    yield pair("paraphrase", "percent", "mathvision", ref, f"{share * 100:g}% of the circle is shaded.")
-    yield pair("contradiction", "number", "mathvision", ref, f"The shaded part is {b - a if b - a != a else a + 1}/{b + 1} of the circle.")
-    yield pair("unrelated", "same-scene", "mathvision", ref, f"The circle is divided by straight lines through its centre.")
+    yield pair(
+        "paraphrase", "decimal", "mathvision", ref, f"The shaded part is {share:g} of the circle."
+    )
+    yield pair(
+        "paraphrase", "percent", "mathvision", ref, f"{share * 100:g}% of the circle is shaded."
+    )
+    yield pair(
+        "contradiction",
+        "number",
+        "mathvision",
+        ref,
+        f"The shaded part is {b - a if b - a != a else a + 1}/{b + 1} of the circle.",
+    )
+    yield pair(
+        "unrelated",
+        "same-scene",
+        "mathvision",
+        ref,
+        "The circle is divided by straight lines through its centre.",
+    )
 
 
 def held_thermometer(rng: random.Random) -> Iterator[Pair]:
     day = rng.choice(["Monday", "Tuesday", "Friday", "Sunday"])
     t = rng.randrange(5, 35, 5)
     ref = f"{day}'s thermometer shows {t} °C."
-    yield pair("paraphrase", "wording", "scienceqa", ref, f"The reading on {day} is {t} degrees Celsius.")
-    yield pair("contradiction", "number", "scienceqa", ref, f"{day}'s thermometer shows {t + 5} °C.")
-    yield pair("unrelated", "other-day", "scienceqa", ref, f"The thermometer for the other day shows a lower reading.")
+    yield pair(
+        "paraphrase", "wording", "scienceqa", ref, f"The reading on {day} is {t} degrees Celsius."
+    )
+    yield pair(
+        "contradiction", "number", "scienceqa", ref, f"{day}'s thermometer shows {t + 5} °C."
+    )
+    yield pair(
+        "unrelated",
+        "other-day",
+        "scienceqa",
+        ref,
+        "The thermometer for the other day shows a lower reading.",
+    )
 
 
 def held_clock(rng: random.Random) -> Iterator[Pair]:
@@ -384,9 +644,15 @@ def held_clock(rng: random.Random) -> Iterator[Pair]:
 def held_light(rng: random.Random) -> Iterator[Pair]:
     thing = rng.choice(["the traffic light", "the lamp", "the screen", "the oven"])
     ref = f"{thing.capitalize()} is switched on."
-    yield pair("paraphrase", "wording", "realworldqa", ref, f"We can see that {thing} is switched on.")
-    yield pair("contradiction", "negation", "realworldqa", ref, f"{thing.capitalize()} is not switched on.")
-    yield pair("unrelated", "same-scene", "realworldqa", ref, f"{thing.capitalize()} is mounted on a pole.")
+    yield pair(
+        "paraphrase", "wording", "realworldqa", ref, f"We can see that {thing} is switched on."
+    )
+    yield pair(
+        "contradiction", "negation", "realworldqa", ref, f"{thing.capitalize()} is not switched on."
+    )
+    yield pair(
+        "unrelated", "same-scene", "realworldqa", ref, f"{thing.capitalize()} is mounted on a pole."
+    )
 
 
 def held_wearing(rng: random.Random) -> Iterator[Pair]:
@@ -402,7 +668,9 @@ def held_lines(rng: random.Random) -> Iterator[Pair]:
     l1, l2 = labels(rng, 2), labels(rng, 2)
     ref = f"Lines {l1} and {l2} intersect."
     yield pair("paraphrase", "wording", "mathvision", ref, f"{l1} and {l2} cross each other.")
-    yield pair("contradiction", "negation", "mathvision", ref, f"Lines {l1} and {l2} do not intersect.")
+    yield pair(
+        "contradiction", "negation", "mathvision", ref, f"Lines {l1} and {l2} do not intersect."
+    )
 
 
 def held_shapes_all(rng: random.Random) -> Iterator[Pair]:
@@ -414,11 +682,31 @@ def held_shapes_all(rng: random.Random) -> Iterator[Pair]:
 
 
 def held_heavier(rng: random.Random) -> Iterator[Pair]:
-    a, b = rng.sample(["box P", "box Q", "the red ball", "the blue ball", "the left bag", "the right bag"], 2)
+    a, b = rng.sample(
+        ["box P", "box Q", "the red ball", "the blue ball", "the left bag", "the right bag"], 2
+    )
     ref = f"{a[0].upper() + a[1:]} is heavier than {b}."
-    yield pair("paraphrase", "argument-swap", "scienceqa", ref, f"{b[0].upper() + b[1:]} is lighter than {a}.")
-    yield pair("contradiction", "relation", "scienceqa", ref, f"{a[0].upper() + a[1:]} is lighter than {b}.")
-    yield pair("contradiction", "relation", "scienceqa", ref, f"{b[0].upper() + b[1:]} is heavier than {a}.")
+    yield pair(
+        "paraphrase",
+        "argument-swap",
+        "scienceqa",
+        ref,
+        f"{b[0].upper() + b[1:]} is lighter than {a}.",
+    )
+    yield pair(
+        "contradiction",
+        "relation",
+        "scienceqa",
+        ref,
+        f"{a[0].upper() + a[1:]} is lighter than {b}.",
+    )
+    yield pair(
+        "contradiction",
+        "relation",
+        "scienceqa",
+        ref,
+        f"{b[0].upper() + b[1:]} is heavier than {a}.",
+    )
 
 
 def held_above(rng: random.Random) -> Iterator[Pair]:
@@ -440,7 +728,9 @@ def held_greater(rng: random.Random) -> Iterator[Pair]:
 def held_highest(rng: random.Random) -> Iterator[Pair]:
     d1, d2 = rng.sample(["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"], 2)
     ref = f"The highest temperature is on {d1}."
-    yield pair("paraphrase", "wording", "plotqa", ref, f"{d1} has the highest temperature of the week.")
+    yield pair(
+        "paraphrase", "wording", "plotqa", ref, f"{d1} has the highest temperature of the week."
+    )
     yield pair("contradiction", "relation", "plotqa", ref, f"The highest temperature is on {d2}.")
     yield pair("contradiction", "relation", "plotqa", ref, f"The lowest temperature is on {d1}.")
 
@@ -457,9 +747,30 @@ def held_option_text(rng: random.Random) -> Iterator[Pair]:
     k = rng.randrange(4)
     j = other(rng, k, 0, 3)
     ref = f"The highlighted region on the map is {options[k]}."
-    yield pair("paraphrase", "letter-text", "scienceqa", ref, f"The highlighted region is choice {'ABCD'[k]}.", options)
-    yield pair("contradiction", "option", "scienceqa", ref, f"The highlighted region on the map is {options[j]}.", options)
-    yield pair("contradiction", "option", "scienceqa", ref, f"The highlighted region is choice {'ABCD'[j]}.", options)
+    yield pair(
+        "paraphrase",
+        "letter-text",
+        "scienceqa",
+        ref,
+        f"The highlighted region is choice {'ABCD'[k]}.",
+        options,
+    )
+    yield pair(
+        "contradiction",
+        "option",
+        "scienceqa",
+        ref,
+        f"The highlighted region on the map is {options[j]}.",
+        options,
+    )
+    yield pair(
+        "contradiction",
+        "option",
+        "scienceqa",
+        ref,
+        f"The highlighted region is choice {'ABCD'[j]}.",
+        options,
+    )
 
 
 def held_option_letter(rng: random.Random) -> Iterator[Pair]:
@@ -467,12 +778,28 @@ def held_option_letter(rng: random.Random) -> Iterator[Pair]:
     j = other(rng, k, 0, 4)
     options = [str(v) for v in rng.sample(range(2, 20), 5)]
     ref = f"{options[k]} corresponds to choice ({'ABCDE'[k]})."
-    yield pair("paraphrase", "wording", "mathvision", ref, f"The correct option is {'ABCDE'[k]}.", options)
-    yield pair("contradiction", "option", "mathvision", ref, f"The correct option is {'ABCDE'[j]}.", options)
+    yield pair(
+        "paraphrase", "wording", "mathvision", ref, f"The correct option is {'ABCDE'[k]}.", options
+    )
+    yield pair(
+        "contradiction",
+        "option",
+        "mathvision",
+        ref,
+        f"The correct option is {'ABCDE'[j]}.",
+        options,
+    )
 
 
 def held_colour(rng: random.Random) -> Iterator[Pair]:
-    thing = rng.choice(["The largest slice of the pie chart", "The sign above the door", "The truck on the right", "The boy's backpack"])
+    thing = rng.choice(
+        [
+            "The largest slice of the pie chart",
+            "The sign above the door",
+            "The truck on the right",
+            "The boy's backpack",
+        ]
+    )
     c1, c2 = rng.sample(COLOURS, 2)
     ref = f"{thing} is coloured {c1}."
     yield pair("paraphrase", "wording", "textvqa", ref, f"{thing} has a {c1} colour.")
@@ -483,8 +810,12 @@ def held_colour(rng: random.Random) -> Iterator[Pair]:
 def held_unit_mix(rng: random.Random) -> Iterator[Pair]:
     m = rng.choice([1, 2, 3, 5])
     ref = f"The rope is {m} m long."
-    yield pair("paraphrase", "unit-conversion", "realworldqa", ref, f"The rope measures {m * 100} cm.")
-    yield pair("contradiction", "number", "realworldqa", ref, f"The rope measures {m * 100 + 50} cm.")
+    yield pair(
+        "paraphrase", "unit-conversion", "realworldqa", ref, f"The rope measures {m * 100} cm."
+    )
+    yield pair(
+        "contradiction", "number", "realworldqa", ref, f"The rope measures {m * 100 + 50} cm."
+    )
 
 
 HELDOUT_BANK: tuple[Template, ...] = (
@@ -504,7 +835,9 @@ _NUMBER = re.compile(
     r"(?<![\w.^/,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w.,]*\d)(?!\s*/)(?!st|nd|rd|th)"
 )
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
-_INDEX_BEFORE = re.compile(r"(?:row|column|step|figure|space|spaces|day|page|level|and|,)\s*$", re.I)
+_INDEX_BEFORE = re.compile(
+    r"(?:row|column|step|figure|space|spaces|day|page|level|and|,)\s*$", re.I
+)
 _NEGATABLE = re.compile(r"\b(is|are|was|were|will|can|does|do)\b(?! not)")
 _ANTONYMS = {
     "taller": "shorter", "shorter": "taller", "larger": "smaller", "smaller": "larger",
@@ -517,7 +850,9 @@ _ANTONYMS = {
     "before": "after", "after": "before", "solid": "liquid", "liquid": "gas",
 }  # fmt: skip
 _QUESTION = re.compile(r"\bquestion\b|\basks?\b", re.I)
-_COLOUR_WORD = re.compile(r"\b(red|blue|green|yellow|orange|purple|white|black|brown|pink|gray|grey)\b")
+_COLOUR_WORD = re.compile(
+    r"\b(red|blue|green|yellow|orange|purple|white|black|brown|pink|gray|grey)\b"
+)
 _COLOUR_AFTER_VERB = re.compile(
     r"\b(?:is|are|was|were|coloured|colored|painted|shaded)\s+(?:dark\s+|light\s+|bright\s+)?$"
 )
@@ -525,13 +860,20 @@ _OPTION_LETTER = re.compile(r"(\boption\s+|\()([A-E])(\)?)")
 
 
 def _changed_number(rng: random.Random, text: str) -> str:
-    """"6" -> "8", "2.5" -> "3.5": a different value written the same way."""
+    """ "6" -> "8", "2.5" -> "3.5": a different value written the same way."""
     if "," in text:
         return f"{int(text.replace(',', '')) + rng.choice([-1000, 1000, 2000]):,}"
     if "." in text:
         return f"{float(text) + rng.choice([-1.5, 1.0, 2.0]):.{len(text.split('.')[1])}f}"
     value = int(text)
-    return str(max(0, value + rng.choice([-3, -2, -1, 1, 2, 3, 5]) if value > 3 else value + rng.choice([1, 2, 4])))
+    return str(
+        max(
+            0,
+            value + rng.choice([-3, -2, -1, 1, 2, 3, 5])
+            if value > 3
+            else value + rng.choice([1, 2, 4]),
+        )
+    )
 
 
 def sample_pairs(rng: random.Random) -> Iterator[tuple[str, Pair]]:
@@ -552,32 +894,63 @@ def sample_pairs(rng: random.Random) -> Iterator[tuple[str, Pair]]:
                 m = rng.choice(numbers)
                 changed = step[: m.start()] + _changed_number(rng, m.group(1)) + step[m.end() :]
                 if changed != step:
-                    yield item["id"], pair("contradiction", "number", source, step, changed, options)
+                    yield (
+                        item["id"],
+                        pair("contradiction", "number", source, step, changed, options),
+                    )
                 small = [n for n in numbers if n.group(1).isdigit() and int(n.group(1)) < 20]
                 if small:
                     n = rng.choice(small)
                     spelled = step[: n.start()] + words(int(n.group(1))) + step[n.end() :]
-                    yield item["id"], pair("paraphrase", "number-words", source, step, spelled, options)
+                    yield (
+                        item["id"],
+                        pair("paraphrase", "number-words", source, step, spelled, options),
+                    )
             if "°" in step:
-                yield item["id"], pair("paraphrase", "unit-spelling", source, step, step.replace("°", " degrees"), options)
+                yield (
+                    item["id"],
+                    pair(
+                        "paraphrase",
+                        "unit-spelling",
+                        source,
+                        step,
+                        step.replace("°", " degrees"),
+                        options,
+                    ),
+                )
             negatable = _NEGATABLE.search(step)
-            if negatable and not _QUESTION.search(step) and " not " not in step and "n't" not in step and " no " not in step.lower():
+            if (
+                negatable
+                and not _QUESTION.search(step)
+                and " not " not in step
+                and "n't" not in step
+                and " no " not in step.lower()
+            ):
                 negated = step[: negatable.end()] + " not" + step[negatable.end() :]
                 yield item["id"], pair("contradiction", "negation", source, step, negated, options)
             for word, opposite in _ANTONYMS.items():
                 found = re.search(rf"\b{word}\b", step)
                 if found:
                     swapped = step[: found.start()] + opposite + step[found.end() :]
-                    yield item["id"], pair("contradiction", "relation", source, step, swapped, options)
+                    yield (
+                        item["id"],
+                        pair("contradiction", "relation", source, step, swapped, options),
+                    )
                     break
             colour = _COLOUR_WORD.search(step)
             if colour:
                 other_colour = rng.choice([c for c in COLOURS if c != colour.group(1)])
                 recoloured = step[: colour.start()] + other_colour + step[colour.end() :]
                 if _COLOUR_AFTER_VERB.search(step[: colour.start()]):
-                    yield item["id"], pair("contradiction", "colour", source, step, recoloured, options)
+                    yield (
+                        item["id"],
+                        pair("contradiction", "colour", source, step, recoloured, options),
+                    )
                 else:  # "the red lamp" -> "the green lamp": another thing, not a contradiction
-                    yield item["id"], pair("unrelated", "swapped-identifier", source, step, recoloured, options)
+                    yield (
+                        item["id"],
+                        pair("unrelated", "swapped-identifier", source, step, recoloured, options),
+                    )
             letter = _OPTION_LETTER.search(step)
             if letter:
                 other_letter = rng.choice([c for c in "ABCD" if c != letter.group(2)])
@@ -601,12 +974,24 @@ def generate(seed: int, scenes: int) -> list[Pair]:
                     seen.add(key)
                     count += 1
                     name = template.__name__
-                    record = {"id": f"{name}-{count:03d}", "split": split, "origin": f"template:{name}", **record}
+                    record = {
+                        "id": f"{name}-{count:03d}",
+                        "split": split,
+                        "origin": f"template:{name}",
+                        **record,
+                    }
                     out.append(record)
     counts: dict[str, int] = {}
     for item_id, record in sample_pairs(rng):
         counts[item_id] = counts.get(item_id, 0) + 1
-        out.append({"id": f"{item_id}-{counts[item_id]:03d}", "split": "sample", "origin": "sample-perturbed", **record})
+        out.append(
+            {
+                "id": f"{item_id}-{counts[item_id]:03d}",
+                "split": "sample",
+                "origin": "sample-perturbed",
+                **record,
+            }
+        )
     return out
 
 

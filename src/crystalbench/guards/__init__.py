@@ -39,7 +39,7 @@ Examples:
 from __future__ import annotations
 
 from crystalbench.guards.facts import StepFacts, step_facts
-from crystalbench.guards.guard import FactGuard, build_guard, without_vetoed
+from crystalbench.guards.guard import FactGuard, build_guard, veto_whole_steps, without_vetoed
 from crystalbench.guards.records import (
     VETO_REASONS,
     Conflict,
@@ -60,5 +60,6 @@ __all__ = [
     "VetoReason",
     "build_guard",
     "step_facts",
+    "veto_whole_steps",
     "without_vetoed",
 ]

@@ -69,7 +69,22 @@ _ARGUMENT_SKIP = frozenset({"than", "of", "to", "the", "a", "an", "from", "that"
 _PREDICATE_LEAD = frozenset({"on", "to", "at", "in", "from", "toward", "towards"})
 _MOTION = frozenset(
     stem(word)
-    for word in "turn point face move go lean tilt shift head swim walk drive steer rotate".split()
+    for word in [
+        "turn",
+        "point",
+        "face",
+        "move",
+        "go",
+        "lean",
+        "tilt",
+        "shift",
+        "head",
+        "swim",
+        "walk",
+        "drive",
+        "steer",
+        "rotate",
+    ]
 )
 _SIDE_WORDS = frozenset({"side", "hand", "half", "part", "edge", "end", "corner"})
 _CAPITALISED_COMMON = frozenset(
@@ -211,12 +226,13 @@ def _position_role(tokens: Sequence[TextToken], index: int) -> str | None:
     if after == "-" or after in POSITIONS:  # "the north-east corner", "top left"
         return "modifier"
     following = tokens[index + 1] if index + 1 < len(tokens) else None
+    directed = before == "to" or (before == "the" and before2 in ("to", "toward", "towards"))
     if (
         following is not None
         and following.kind == "word"
         and after not in STOP_WORDS
         and after not in _SIDE_WORDS
-        and before != "to"
+        and not directed
     ):
         return "modifier"  # "on the top shelf", "in the bottom row": which shelf, which row
     if before == "-" and before2 in POSITIONS:
@@ -246,11 +262,18 @@ def _colour_is_predicate(tokens: Sequence[TextToken], index: int) -> bool:
     after = _low(tokens, index + 1)
     if after in COLOUR_NOUNS:
         return True
-    if following is not None and following.kind == "word" and after not in STOP_WORDS:
-        if after not in COLOUR_FAMILIES and after not in NEGATIONS:
-            return False
+    if (
+        following is not None
+        and following.kind == "word"
+        and after not in STOP_WORDS
+        and after not in COLOUR_FAMILIES
+        and after not in NEGATIONS
+    ):
+        return False  # "the red bar": which bar
     position = index - 1
-    while position >= 0 and (_low(tokens, position) in COLOUR_SHADES or _low(tokens, position) == "-"):
+    while position >= 0 and (
+        _low(tokens, position) in COLOUR_SHADES or _low(tokens, position) == "-"
+    ):
         position -= 1
     before = _low(tokens, position)
     return before in COLOUR_VERBS
@@ -264,8 +287,17 @@ _NEGATED_FORMS = {
 }
 _MULTIWORD_FIRST = frozenset(words[0] for words in MULTIWORD_PREPOSITIONS)
 _ONLY_FUNCTION = STOP_WORDS - {
-    *SUPERLATIVES, *COMPARATIVES, *PREPOSITIONS, *POSITIONS, *ORDINALS, *COLOUR_FAMILIES,
-    *NEGATIONS, *ANSWER_WORDS, *_MULTIWORD_FIRST, *CLAUSE_BREAKS, "one",
+    *SUPERLATIVES,
+    *COMPARATIVES,
+    *PREPOSITIONS,
+    *POSITIONS,
+    *ORDINALS,
+    *COLOUR_FAMILIES,
+    *NEGATIONS,
+    *ANSWER_WORDS,
+    *_MULTIWORD_FIRST,
+    *CLAUSE_BREAKS,
+    "one",
 }
 """Function words that play no other part: the word loop skips them at once."""
 
@@ -371,11 +403,16 @@ def _classify_words(reading: _Reading) -> tuple[list[ColourMention], list[tuple[
             kind = "time" if low in TEMPORAL else "name"
             reading.identifier_at[index] = (kind, token.key)
             reading.content_at[index] = token.key
-        elif _relation(reading, index):
-            pass
-        elif low in STOP_WORDS or low in NEGATIONS or low in APPROXIMATE or low in SCALE_WORDS:
-            pass
-        elif low in SYMBOLIC_WORDS or low in ANSWER_WORDS or token.key in _LIGHT:
+        elif (
+            _relation(reading, index)
+            or low in STOP_WORDS
+            or low in NEGATIONS
+            or low in APPROXIMATE
+            or low in SCALE_WORDS
+            or low in SYMBOLIC_WORDS
+            or low in ANSWER_WORDS
+            or token.key in _LIGHT
+        ):
             pass
         else:
             root = _prefix_negated_root(low)
@@ -384,8 +421,8 @@ def _classify_words(reading: _Reading) -> tuple[list[ColourMention], list[tuple[
     colours = []
     for index, predicate in colour_at:
         token = tokens[index]
-        families = frozenset(COLOUR_FAMILIES[token.low])
-        colours.append(ColourMention(token.low, families, predicate, token.start, token.end))
+        family_set = frozenset(COLOUR_FAMILIES[token.low])
+        colours.append(ColourMention(token.low, family_set, predicate, token.start, token.end))
     return colours, identifiers
 
 
@@ -442,8 +479,7 @@ def _clause_bounds(reading: _Reading, index: int) -> tuple[int, int]:
     between = {
         position
         for position, token in enumerate(tokens)
-        if token.low == "and"
-        and any(_low(tokens, position - k) == "between" for k in (2, 3, 4))
+        if token.low == "and" and any(_low(tokens, position - k) == "between" for k in (2, 3, 4))
     }
 
     def stops(position: int) -> bool:
@@ -505,7 +541,7 @@ def _nouns_after(reading: _Reading, index: int) -> frozenset[str]:
 
 def _relations(reading: _Reading, negated_at: set[int]) -> list[RelationMention]:
     tokens = reading.tokens
-    mentions = []
+    mentions: list[RelationMention] = []
     for index, (readings, form) in sorted(reading.relation_at.items()):
         start, end = _clause_bounds(reading, index)
         subject = _signature(reading, start, index)
@@ -522,7 +558,7 @@ def _relations(reading: _Reading, negated_at: set[int]) -> list[RelationMention]
                 object_start = than + 1
                 has_object = True
         argument = _signature(reading, object_start, end) if has_object else frozenset()
-        noun = frozenset()
+        noun: frozenset[str] = frozenset()
         if form == "superlative":
             noun = _nouns_after(reading, last_word)
             # the thing that holds the extreme: anything else the clause names
@@ -568,7 +604,11 @@ def _negations(reading: _Reading) -> tuple[list[Negation], set[int], dict[int, s
         after = _low(tokens, index + 1)
         if after in NOT_NEGATING_AFTER.get(low, ()):
             continue
-        if low == "not" and _low(tokens, index - 1) == "or" and _low(tokens, index - 2) == "whether":
+        if (
+            low == "not"
+            and _low(tokens, index - 1) == "or"
+            and _low(tokens, index - 2) == "whether"
+        ):
             continue
         if low == "no" and _answer_at(tokens, index) is not None:
             continue
@@ -585,7 +625,8 @@ def _negations(reading: _Reading) -> tuple[list[Negation], set[int], dict[int, s
                 break
             candidate = tokens[position]
             if candidate.kind == "number" or (
-                candidate.kind == "word" and _low(tokens, position) not in STOP_WORDS
+                candidate.kind == "word"
+                and _low(tokens, position) not in STOP_WORDS
                 and _low(tokens, position) not in NEGATIONS
             ):
                 head_index = position
@@ -641,15 +682,13 @@ def step_facts(text: str) -> StepFacts:
     negations, negated_at, negated_heads = _negations(reading)
     relations = _relations(reading, negated_at)
     relation_words = {tokens[index].key for index in reading.relation_at}
-    said = {
-        key
-        for index, key in reading.content_at.items()
-        if index not in negated_at
-    }
+    said = {key for index, key in reading.content_at.items() if index not in negated_at}
     said |= {
         tokens[index].key
         for index, token in enumerate(tokens)
-        if token.kind == "word" and index not in negated_at and index not in reading.content_at
+        if token.kind == "word"
+        and index not in negated_at
+        and index not in reading.content_at
         and (token.key in _LIGHT or token.key in relation_words)
     }
     answer = None

@@ -36,11 +36,23 @@ from crystalbench.guards.rules import (
 )
 from crystalbench.guards.text import OffsetMap
 
-__all__ = ["FactGuard", "build_guard", "without_vetoed"]
+__all__ = ["FactGuard", "build_guard", "veto_whole_steps", "without_vetoed"]
 
 _RULES = (number_clash, colour_clash, relation_clash, negation_clash)
 """Order in which the rules are asked (the option rule, when the item has options or a step
 names a letter, comes first); the first that finds a clash names the veto's reason."""
+
+
+def _may_clash(pred: StepFacts, ref: StepFacts) -> bool:
+    """A cheap test that lets most pairs skip the rules: a rule needs facts on both sides
+    (or a negation on one)."""
+    return bool(
+        (pred.quantities and ref.quantities)
+        or len(pred.negations) % 2 != len(ref.negations) % 2
+        or (pred.answer and ref.answer)
+        or (pred.relations and ref.relations)
+        or (pred.colours and ref.colours)
+    )
 
 
 def _span(facts: StepFacts, start: int, end: int) -> TextSpan:
@@ -83,6 +95,8 @@ class FactGuard:
         found = self._reader.clash(pred, ref)
         if found is not None:
             return found
+        if not _may_clash(pred, ref):
+            return None
         for rule in _RULES:
             found = rule(pred, ref)
             if found is not None:
@@ -175,6 +189,37 @@ def without_vetoed(similarity: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """
     out = np.array(similarity, dtype=np.float32, copy=True)
     out[np.asarray(mask, dtype=bool)] = -np.inf
+    return out
+
+
+def veto_whole_steps(
+    mask: np.ndarray, similarity: np.ndarray, tau: float, *, strict: bool = False
+) -> np.ndarray:
+    """Extend vetoes to whole predicted steps: a predicted step whose closest reference step
+    (highest cosine, at or above ``tau``) is vetoed matches nothing.
+
+    The issue's rule vetoes pairs, so greedy matching goes on to the next best pair; a step
+    that copies a reference step with a wrong number then often matches a *neighbouring*
+    reference step ("The first row has 4 shaded squares." vetoed against "The first row has 2
+    shaded squares." but matched to "The second row has 1 shaded square."), which is not a
+    contradiction and so not vetoed. This stricter scope is offered for the lead to choose
+    (measured in ``benchmarks/RESULTS.md``); it is not the issue's default.
+
+    Examples:
+        >>> S = np.array([[0.9, 0.8], [0.2, 0.7]], dtype=np.float32)
+        >>> veto_whole_steps(np.array([[True, False], [False, False]]), S, 0.35).tolist()
+        [[True, True], [False, False]]
+    """
+    out = np.array(mask, dtype=bool, copy=True)
+    sim = np.asarray(similarity, dtype=np.float32)
+    if sim.size == 0:
+        return out
+    best = sim.argmax(axis=1)
+    rows = np.arange(sim.shape[0])
+    best_value = sim[rows, best]
+    tau32 = np.float32(tau)
+    passing = best_value > tau32 if strict else best_value >= tau32
+    out[passing & out[rows, best]] = True
     return out
 
 

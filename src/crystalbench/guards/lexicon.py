@@ -11,27 +11,37 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
+
+def _words(text: str) -> list[str]:
+    """The words of a list written as one string (easier to read and to keep sorted)."""
+    return text.split()
+
+
 STOP_WORDS: Final = frozenset(
-    """a an the this that these those it its they them their theirs there here is are was were
-    be been being am do does did done has have had having of to in on at by for from with as
-    into onto upon and or but so if then than because since while which who whom whose what
-    where when how why each every both any some such very also just only too can could will
-    would shall should may might must we i you he she him her his our ours us my your me
-    ones other others another out again once now let lets s per via whether else already
-    still even yet all most really quite rather well thing things way ie eg etc given
-    among amongst""".split()
+    _words(
+        """a an the this that these those it its they them their theirs there here is are was were
+        be been being am do does did done has have had having of to in on at by for from with as
+        into onto upon and or but so if then than because since while which who whom whose what
+        where when how why each every both any some such very also just only too can could will
+        would shall should may might must we i you he she him her his our ours us my your me
+        ones other others another out again once now let lets s per via whether else already
+        still even yet all most really quite rather well thing things way ie eg etc given
+        among amongst"""
+    )
 )
 """Function words: never content, never a fact."""
 
 LIGHT_WORDS: Final = frozenset(
-    """value number amount measure equal reach show see give read label mark find compute
-    calculate get obtain result indicate appear look seem contain hold make question answer
-    step exact exactly approximately figure image picture diagram chart graph plot photo
-    photograph scene check using use yield come become stand lie locate observe notice
-    state says say tell write written count therefore thus hence next finally know
-    clearly simply directly follow follows final work determine need ask asks want
-    accord according total add adding choice option draw depict display present visible
-    shown""".split()
+    _words(
+        """value number amount measure equal reach show see give read label mark find compute
+        calculate get obtain result indicate appear look seem contain hold make question answer
+        step exact exactly approximately figure image picture diagram chart graph plot photo
+        photograph scene check using use yield come become stand lie locate observe notice
+        state says say tell write written count therefore thus hence next finally know
+        clearly simply directly follow follows final work determine need ask asks want
+        accord according total add adding choice option draw depict display present visible
+        shown"""
+    )
 )
 """Words that two statements of the same fact often differ by ("measures", "reaches",
 "equals", "the figure shows"): they never make two steps about different things. Compared
@@ -68,10 +78,12 @@ NOT_NEGATING_AFTER: Final = {
 "nothing but")."""
 
 NEGATIVE_PREFIX_ROOTS: Final = frozenset(
-    """shaded possible correct equal visible labelled labeled marked filled coloured colored
-    known changed balanced stable safe clear certain connected related true like likely
-    moving charged identical similar symmetric symmetrical even regular used occupied
-    touched broken lit covered""".split()
+    _words(
+        """shaded possible correct equal visible labelled labeled marked filled coloured colored
+        known changed balanced stable safe clear certain connected related true like likely
+        moving charged identical similar symmetric symmetrical even regular used occupied
+        touched broken lit covered"""
+    )
 )
 """Roots read as negated under a prefix: "unshaded" is "not shaded", "impossible" is "not
 possible" (only these roots; "unit" is not "not it")."""
@@ -125,8 +137,10 @@ NOT_A_COLOUR_BEFORE: Final = {
 """A colour word followed by one of these names a thing, not a colour ("orange juice")."""
 
 COLOUR_VERBS: Final = frozenset(
-    """is are was were be looks look appears appear coloured colored painted shaded turns turn
-    becomes become glows shows show reads""".split()
+    _words(
+        """is are was were be looks look appears appear coloured colored painted shaded turns turn
+        becomes become glows shows show reads"""
+    )
 )
 """Words after which a colour is what a step says of a thing ("the car *is* red", "*painted*
 blue"): a predicate. A colour before a noun ("the red bar", "a white car") only says which
@@ -173,9 +187,22 @@ relation (see :data:`RELATIONS`)."""
 
 NOT_A_POSITION_BEFORE: Final = {
     "right": frozenset(
-        {"angle", "angles", "angled", "triangle", "triangles", "answer", "option", "choice",
-         "prism", "cylinder", "cone", "isosceles", "one"}
-    ),  # fmt: skip
+        {
+            "angle",
+            "angles",
+            "angled",
+            "triangle",
+            "triangles",
+            "answer",
+            "option",
+            "choice",
+            "prism",
+            "cylinder",
+            "cone",
+            "isosceles",
+            "one",
+        }
+    ),
     "back": frozenset({"to", "into", "and"}),
 }
 """A position word followed by one of these is not a position ("a right angle")."""
@@ -196,17 +223,21 @@ ORDINALS: Final = {
 """Ordinal words: which item of a row or list a step is about."""
 
 TEMPORAL: Final = frozenset(
-    """monday tuesday wednesday thursday friday saturday sunday january february april june
-    july august september october november december spring summer autumn winter morning
-    afternoon evening night""".split()
+    _words(
+        """monday tuesday wednesday thursday friday saturday sunday january february april june
+        july august september october november december spring summer autumn winter morning
+        afternoon evening night"""
+    )
 )
 """Days, months, seasons and times of day: they tell which thing a step is about ("May" and
 "March" count only where a capital makes them a name, as any name does)."""
 
 INDEX_NOUNS: Final = frozenset(
-    """row column col step figure fig day week month year page level question item part line
-    group quarter grade chapter exercise problem version stage round lane floor gate room
-    platform shelf""".split()
+    _words(
+        """row column col step figure fig day week month year page level question item part line
+        group quarter grade chapter exercise problem version stage round lane floor gate room
+        platform shelf"""
+    )
 )
 """A number right after one of these is an index ("row 2"), not a quantity."""
 
@@ -372,7 +403,7 @@ class Relation(NamedTuple):
 def _poles(dimension: str, high: str, low: str) -> dict[str, tuple[Relation, ...]]:
     words: dict[str, tuple[Relation, ...]] = {}
     for value, spelled in ((1, high), (-1, low)):
-        for word in spelled.split():
+        for word in _words(spelled):
             words[word] = (Relation(dimension, value),)
     return words
 
@@ -412,7 +443,11 @@ SUPERLATIVES: Final = _merge(
     _poles("length", "longest", "shortest"),
     _poles("size", "largest biggest greatest", "smallest"),
     _poles("amount", "most", "fewest least"),
-    _poles("value", "highest largest greatest biggest maximum max most", "lowest smallest least minimum min fewest"),
+    _poles(
+        "value",
+        "highest largest greatest biggest maximum max most",
+        "lowest smallest least minimum min fewest",
+    ),
     _poles("width", "widest broadest", "narrowest"),
     _poles("thickness", "thickest", "thinnest"),
     _poles("weight", "heaviest", "lightest"),
@@ -432,7 +467,10 @@ PREPOSITIONS: Final = _merge(
     _poles("sequence", "before", "after"),
     _poles("containment", "inside", "outside"),
     {"behind": (Relation("depth-order", -1),)},
-    {word: (Relation("value", 1),) for word in "exceed exceeds exceeded surpass surpasses surpassed".split()},
+    {
+        word: (Relation("value", 1),)
+        for word in _words("exceed exceeds exceeded surpass surpasses surpassed")
+    },
 )
 """Relations between two things ("A is above B", "mix before heating"); the arguments swap
 with the pole ("B is below A" restates "A is above B"). ``over``, ``under`` and ``within``
@@ -459,7 +497,11 @@ MULTIWORD_PREPOSITIONS: Final = {
 """Relations spelled in several words; ``behind`` is the other pole of ``in front of``."""
 
 STATES: Final = _merge(
-    _poles("change", "increase rise grow climb upward upwards go_up", "decrease fall drop decline shrink downward downwards go_down"),
+    _poles(
+        "change",
+        "increase rise grow climb upward upwards go_up",
+        "decrease fall drop decline shrink downward downwards go_down",
+    ),
     _poles("trend", "ascending", "descending"),
     _poles("sign", "positive", "negative"),
     _poles("openness", "open", "closed shut"),
@@ -494,7 +536,9 @@ STATE_SURFACE_ONLY: Final = frozenset({"close", "closer", "closely", "closest", 
 """Words whose stem is a state's ("clos") but which are not that state ("close to")."""
 
 CLAUSE_BREAKS: Final = frozenset(
-    """but so because since while whereas although though therefore thus hence which where
-    when if then whereas""".split()
+    _words(
+        """but so because since while whereas although though therefore thus hence which where
+        when if then whereas"""
+    )
 )
 """Words that start a new clause: arguments of a relation do not reach across them."""

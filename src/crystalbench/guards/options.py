@@ -53,7 +53,8 @@ class OptionReader:
 
     Examples:
         >>> reader = OptionReader(["fox", "grass", "frog"])
-        >>> [(m.index, m.by_letter) for m in reader.mentions(step_facts("The producer is the grass."))]
+        >>> found = reader.mentions(step_facts("The producer is the grass."))
+        >>> [(m.index, m.by_letter) for m in found]
         [(1, False)]
         >>> [m.index for m in reader.mentions(step_facts("Select option C."))]
         [2]

@@ -18,7 +18,6 @@ notation, number words). This module adds what a comparison between two steps ne
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -124,14 +123,42 @@ def _noun_after(tokens: Sequence[TextToken], index: int) -> frozenset[str]:
     return frozenset(nouns)
 
 
-def _is_year(token: TextToken, unit: Unit | None) -> bool:
+_YEAR_LEAD = frozenset(
+    [
+        "in",
+        "for",
+        "of",
+        "since",
+        "from",
+        "to",
+        "by",
+        "until",
+        "till",
+        "during",
+        "between",
+        "and",
+        "year",
+        "years",
+        "before",
+        "after",
+        "around",
+    ]
+)
+
+
+def _is_year(
+    token: TextToken, unit: Unit | None, previous: TextToken | None, noun: frozenset[str]
+) -> bool:
+    """A year: four digits from 1800 to 2100, no unit, and after "in", "for", "since"...
+    or counting nothing ("There are 1800 marbles" counts marbles)."""
     value = token.number.value if token.number is not None else math.nan
-    return (
+    plausible = (
         unit is None
         and token.text.strip().isdigit()
         and len(token.text.strip()) == 4
         and 1800 <= value <= 2100
     )
+    return plausible and ((previous is not None and previous.low in _YEAR_LEAD) or not noun)
 
 
 def _symbolic_positions(tokens: Sequence[TextToken]) -> set[int]:
@@ -160,7 +187,9 @@ def _one(tokens: Sequence[TextToken], index: int) -> Quantity | None:
     if low in STOP_WORDS or low in ("one", "another"):
         return None
     token = tokens[index]
-    return Quantity(1.0, 1.0, "", frozenset({following.key}), 0, False, False, False, (), token.start, token.end)
+    return Quantity(
+        1.0, 1.0, "", frozenset({following.key}), 0, False, False, False, (), token.start, token.end
+    )
 
 
 def _joined(tokens: Sequence[TextToken], index: int, mark: str) -> bool:
@@ -176,22 +205,38 @@ def _joined(tokens: Sequence[TextToken], index: int, mark: str) -> bool:
 def _ratio(tokens: Sequence[TextToken], index: int) -> Quantity | None:
     """A ratio or a clock ("3:2", "10:30"), one value."""
     first, second = tokens[index], tokens[index + 2]
-    assert first.number is not None and second.number is not None
+    assert first.number is not None
+    assert second.number is not None
     if tokens[index + 1].start != first.end or second.start != tokens[index + 1].end:
         return None
     if len(second.text.strip()) == 2 and first.number.value <= 24:
         value = first.number.value * 60 + second.number.value
-        return Quantity(value, value, "clock", frozenset(), _EXACT, False, False, False, (), first.start, second.end)
+        return Quantity(
+            value,
+            value,
+            "clock",
+            frozenset(),
+            _EXACT,
+            False,
+            False,
+            False,
+            (),
+            first.start,
+            second.end,
+        )
     if not second.number.value:
         return None
     value = first.number.value / second.number.value
-    return Quantity(value, value, "", frozenset(), _EXACT, False, False, False, (), first.start, second.end)
+    return Quantity(
+        value, value, "", frozenset(), _EXACT, False, False, False, (), first.start, second.end
+    )
 
 
 def _power(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quantity | None:
     """A number to a number's power ("6^2"), read as its value (36)."""
     base, exponent = tokens[index], tokens[index + 2]
-    assert base.number is not None and exponent.number is not None
+    assert base.number is not None
+    assert exponent.number is not None
     try:
         value = base.number.value**exponent.number.value
     except (OverflowError, ZeroDivisionError):
@@ -199,7 +244,9 @@ def _power(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quantity 
     if not isinstance(value, float | int) or not math.isfinite(value):
         return None
     value = float(value)
-    return Quantity(value, value, "", frozenset(), _EXACT, False, symbolic, False, (), base.start, exponent.end)
+    return Quantity(
+        value, value, "", frozenset(), _EXACT, False, symbolic, False, (), base.start, exponent.end
+    )
 
 
 def _fraction_parts(text: str) -> tuple[float, ...]:
@@ -225,7 +272,8 @@ def read_quantities(tokens: Sequence[TextToken]) -> list[Quantity]:
         [True, True, False]
         >>> [q.value for q in read_quantities(tokenize("6 - 4 = 2 and x = -3"))]
         [6.0, 4.0, 2.0, -3.0]
-        >>> [(q.value, q.symbolic, q.parts) for q in read_quantities(tokenize("6^2 = 36, AB^2 = 4 / 2"))]
+        >>> found = read_quantities(tokenize("6^2 = 36, AB^2 = 4 / 2"))
+        >>> [(q.value, q.symbolic, q.parts) for q in found]
         [(36.0, False, ()), (36.0, False, ()), (2.0, True, ()), (2.0, False, (4.0, 2.0))]
     """
     found: list[Quantity] = []
@@ -255,7 +303,10 @@ def read_quantities(tokens: Sequence[TextToken]) -> list[Quantity]:
                 continue
         previous = tokens[index - 1] if index > 0 else None
         exponent = (
-            previous is not None and previous.text == "^" and index > 1 and tokens[index - 2].kind == "word"
+            previous is not None
+            and previous.text == "^"
+            and index > 1
+            and tokens[index - 2].kind == "word"
         )
         found.append(_quantity(tokens, index, exponent or index in symbolic_at))
         skip_until = _last_index(tokens, index, found[-1])
@@ -299,17 +350,19 @@ def _quantity(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quanti
         end_index += 1
     index_noun = previous is not None and previous.kind == "word" and previous.key in INDEX_NOUNS
     approximate = (
-        previous is not None and (previous.text.lower() in APPROXIMATE or previous.text in ("~", "≈"))
+        previous is not None
+        and (previous.text.lower() in APPROXIMATE or previous.text in ("~", "≈"))
     ) or (index > 1 and tokens[index - 2].text.lower() in APPROXIMATE)
+    noun = frozenset() if ordinal else _noun_after(tokens, end_index)
     return Quantity(
         value=value,
         face=face,
         dimension=unit.dimension if unit is not None else "",
-        noun=frozenset() if ordinal else _noun_after(tokens, end_index),
+        noun=noun,
         decimals=_decimals(text),
         approximate=approximate,
         symbolic=symbolic,
-        index=ordinal or index_noun or _is_year(token, unit),
+        index=ordinal or index_noun or _is_year(token, unit, previous, noun),
         parts=_fraction_parts(text),
         start=token.start,
         end=tokens[end_index].end,

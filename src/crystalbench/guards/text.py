@@ -150,7 +150,9 @@ class TextToken(NamedTuple):
 
 
 _WORD = r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ0-9]*(?:['’][A-Za-z]+)?"
-_SCAN = re.compile(rf"(?P<word>{_WORD})|(?P<symbol>[=<>≠≤≥+×÷^√π~≈*/∠△°%-])|(?P<brk>[.,;:!?()\[\]{{}}\"“”])")
+_SCAN = re.compile(
+    rf"(?P<word>{_WORD})|(?P<symbol>[=<>≠≤≥+×÷^√π~≈*/∠△°%-])|(?P<brk>[.,;:!?()\[\]{{}}\"“”])"
+)
 _CONTRACTION = re.compile(r"(?i)^(?P<base>[a-z]+)n['’]t$")
 _CONTRACTION_BASES = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
 _SENTENCE_END = frozenset(".!?:")
@@ -196,10 +198,14 @@ def _word_tokens(match: re.Match[str], sentence_start: bool) -> list[TextToken]:
         ]
     word = re.sub(r"['’][A-Za-z]+$", "", raw) if ("'" in raw or "’" in raw) else raw  # "Monday's"
     low = word.lower()
-    return [TextToken("word", start, start + len(word), word, low, stem(low), capital, sentence_start)]
+    return [
+        TextToken("word", start, start + len(word), word, low, stem(low), capital, sentence_start)
+    ]
 
 
-def tokenize(prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None) -> list[TextToken]:
+def tokenize(
+    prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None
+) -> list[TextToken]:
     """Tokens of a prepared step (see :func:`prepare_step`), in order.
 
     Numbers come from :func:`crystalbench.normalize.numbers.find_numbers`; text inside a
@@ -221,7 +227,15 @@ def tokenize(prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None
             number = found[next_number]
             if number.end > position:
                 tokens.append(
-                    TextToken("number", number.start, number.end, number.text, number.text, "", number=number.value)
+                    TextToken(
+                        "number",
+                        number.start,
+                        number.end,
+                        number.text,
+                        number.text,
+                        "",
+                        number=number.value,
+                    )
                 )
                 position = number.end
                 sentence_start = False
@@ -239,12 +253,22 @@ def tokenize(prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None
             sentence_start = match.group(0) in _SENTENCE_END
         position = match.end()
     for number in found[next_number:]:
-        tokens.append(TextToken("number", number.start, number.end, number.text, number.text, "", number=number.value))
+        tokens.append(
+            TextToken(
+                "number",
+                number.start,
+                number.end,
+                number.text,
+                number.text,
+                "",
+                number=number.value,
+            )
+        )
     for index in range(1, len(tokens) - 1):  # "10 x 8": a multiplication sign
         token = tokens[index]
-        if token.kind == "word" and token.text in ("x", "X"):
-            if tokens[index - 1].kind == "number" and tokens[index + 1].kind == "number":
-                tokens[index] = TextToken("symbol", token.start, token.end, "×", "×", "×")
+        between_numbers = tokens[index - 1].kind == "number" == tokens[index + 1].kind
+        if token.kind == "word" and token.text in ("x", "X") and between_numbers:
+            tokens[index] = TextToken("symbol", token.start, token.end, "×", "×", "×")
     return tokens
 
 
@@ -262,9 +286,9 @@ class OffsetMap:
     def __init__(self, original: str, prepared: str) -> None:
         self.original = original
         self.prepared = prepared
-        self._opcodes: list[tuple[str, int, int, int, int]] | None = None
+        self._opcodes: Sequence[tuple[str, int, int, int, int]] | None = None
 
-    def _ops(self) -> list[tuple[str, int, int, int, int]]:
+    def _ops(self) -> Sequence[tuple[str, int, int, int, int]]:
         if self._opcodes is None:
             matcher = difflib.SequenceMatcher(None, self.prepared, self.original, autojunk=False)
             self._opcodes = matcher.get_opcodes()
