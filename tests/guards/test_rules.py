@@ -18,6 +18,9 @@ NUMBERS = [
     ("The rope is 2 m long.", "The rope measures 250 cm.", "number", ()),
     ("The grid has 4 rows and 4 columns.", "The grid has 6 rows and 4 columns.", "number", ()),
     ("The clock shows 3:30.", "The clock shows 4:30.", "number", ()),
+    ("The bar for Fiji ends at 58.5%.", "The bar for Fiji ends at 60.5%.", "number", ()),
+    ("Therefore BM = 4 / 2 = 2.", "Therefore BM = 4 / 2 = 6.", "number", ()),
+    ("There are 1800 marbles in the jar.", "There are 1900 marbles in the jar.", "number", ()),
 ]
 NUMBER_PARAPHRASES = [
     ("The area is 16 square units.", "The area equals 16.", None, ()),
@@ -35,6 +38,9 @@ NUMBER_PARAPHRASES = [
     ("The height is about 3.46.", "The height is 3.464.", None, ()),
     ("So the height is 2 sqrt(3).", "So the height is about 3.46.", None, ()),
     ("The speed limit sign reads 50.", "The sign shows a speed limit of 50 km/h.", None, ()),
+    ("The share is 58.5%.", "The share is 0.585.", None, ()),
+    ("Only 2011-2013 matter.", "The value for 2011 is 4.7.", None, ()),
+    ("The rate rises to 8.4 in 2012.", "The rate rises to 8.4 in 2012, its peak.", None, ()),
     ("Water boils at 100 °C.", "Water boils at 212 °F.", None, ()),
 ]
 DIFFERENT_THINGS = [  # different facts, not contradictions: never vetoed
@@ -58,6 +64,9 @@ NEGATIONS = [
     ("There are 8 shaded squares.", "There are 8 unshaded squares.", "negation", ()),
     ("The man is wearing glasses.", "The man cannot be wearing glasses.", "negation", ()),
     ("The answer is yes.", "The answer is no.", "negation", ()),
+    ("So the length of AB is 10.", "So the length of AB is not 10.", "negation", ()),
+    ("That car is blue.", "That car is not blue.", "negation", ()),
+    ("So the facing poles are S and S.", "So the facing poles are not S and S.", "negation", ()),
 ]
 NEGATION_PARAPHRASES = [
     ("The door isn't open.", "The door is not open.", None, ()),
@@ -100,6 +109,26 @@ RELATIONS = [
     ("The ice cube is a solid.", "The ice cube is a liquid.", "relation", ()),
     ("AB > CD.", "AB < CD.", "relation", ()),
     ("The road curves to the left ahead.", "The road curves to the right ahead.", "relation", ()),
+    ("25 °C is higher than 15 °C.", "25 °C is lower than 15 °C.", "relation", ()),
+    (
+        "So Fiji has a higher share than Nepal.",
+        "So Fiji has a lower share than Nepal.",
+        "relation",
+        (),
+    ),
+    (
+        "Solution B has the higher concentration.",
+        "Solution B has the lower concentration.",
+        "relation",
+        (),
+    ),
+    ("So the left lane has more cars.", "So the left lane has fewer cars.", "relation", ()),
+    (
+        "Kenya's bar, at 52.8, is the shortest.",
+        "Kenya's bar, at 52.8, is the tallest.",
+        "relation",
+        (),
+    ),
 ]
 RELATION_PARAPHRASES = [
     (
@@ -122,6 +151,8 @@ RELATION_PARAPHRASES = [
         (),
     ),
     ("Complete the L-shape to a full rectangle.", "Complete the L-shape to a rectangle.", None, ()),
+    ("The higher bar is red.", "The bar on the right is red.", None, ()),
+    ("So Fiji has a higher share than Nepal.", "So Nepal has a lower share than Fiji.", None, ()),
 ]
 OPTIONS_ABC = ("fox", "grass", "frog")
 OPTIONS = [
@@ -139,6 +170,7 @@ OPTIONS = [
         "option",
         ("Norland", "Eastmere", "Westhaven"),
     ),
+    ("Gas is option B.", "Gas is option C.", "option", ("Coal", "Gas", "Hydro")),
 ]
 OPTION_PARAPHRASES = [
     (

@@ -86,6 +86,10 @@ _MOTION = frozenset(
         "rotate",
     ]
 )
+_HAVING = frozenset({"has", "have", "had", "with", "shows", "show", "holds", "contains"})
+"""Before a comparative and its noun, these make it a statement ("Solution B has the higher
+concentration", "the left lane has more cars"), not a modifier ("the higher bar")."""
+_SENTENCE_STOPS = frozenset({".", ";", "!", "?"})
 _SIDE_WORDS = frozenset({"side", "hand", "half", "part", "edge", "end", "corner"})
 _CAPITALISED_COMMON = frozenset(
     {"celsius", "fahrenheit", "pythagorean", "pythagoras", "kelvin", "newton", "euclid"}
@@ -156,7 +160,9 @@ class StepFacts:
     negated: frozenset[str]
     """Heads of the step's negations."""
     said: frozenset[str]
-    """Stems the step says without negating them."""
+    """Keys the step says without negating them (content keys, stems, values ``#10``)."""
+    key_spans: dict[str, tuple[int, int]] = field(repr=False, compare=False, hash=False)
+    """Where each key of the step is first said or negated (offsets in ``prepared``)."""
     colours: tuple[ColourMention, ...]
     relations: tuple[RelationMention, ...]
     identifiers: frozenset[tuple[str, str]]
@@ -218,6 +224,11 @@ def _position_role(tokens: Sequence[TextToken], index: int) -> str | None:
     low = _low(tokens, index)
     if low not in POSITIONS or _low(tokens, index + 1) in NOT_A_POSITION_BEFORE.get(low, ()):
         return None
+    if _low(tokens, index + 1) == "than":
+        return None  # "lower than": a comparative
+    lead = index - 2 if _low(tokens, index - 1) in ("the", "a", "an") else index - 1
+    if low == "lower" and _low(tokens, lead) in _HAVING:
+        return None  # "B has the lower concentration": a comparative
     canonical = POSITIONS[low]
     if canonical not in PREDICATE_RELATIONS or low in ("upper", "lower", "northern", "southern"):
         return "modifier"
@@ -444,7 +455,9 @@ def _relation(reading: _Reading, index: int) -> bool:
         than_near = "than" in (_low(tokens, index + k) for k in range(1, 4))
         if after != "than" and not than_near and index + 1 < len(tokens):
             following = tokens[index + 1]
-            if following.kind == "word" and after not in STOP_WORDS:
+            lead = index - 2 if before in ("the", "a", "an") else index - 1
+            stated = _low(tokens, lead) in _HAVING or (lead >= 0 and tokens[lead].kind == "number")
+            if following.kind == "word" and after not in STOP_WORDS and not stated:
                 return True  # "the higher bar": a modifier, not a statement
         reading.relation_at[index] = (COMPARATIVES[low], "comparative")
         return True
@@ -519,12 +532,18 @@ def _signature(reading: _Reading, first: int, last: int, skip: range = range(0))
 
 
 def _sentence_bounds(reading: _Reading, index: int) -> tuple[int, int]:
-    """The clause around ``index``, crossing other relation words (a superlative's holder)."""
+    """The sentence around ``index`` (commas and other relation words crossed): where a
+    superlative's holder may be named ("Kenya's bar, at 52.8, is the shortest")."""
+    tokens = reading.tokens
+
+    def ends(position: int) -> bool:
+        return tokens[position].text in _SENTENCE_STOPS or tokens[position].low in CLAUSE_BREAKS
+
     start = index
-    while start > 0 and (start - 1) not in reading.boundary:
+    while start > 0 and not ends(start - 1):
         start -= 1
     end = index + 1
-    while end < len(reading.tokens) and end not in reading.boundary:
+    while end < len(tokens) and not ends(end):
         end += 1
     return start, end
 
@@ -547,16 +566,16 @@ def _relations(reading: _Reading, negated_at: set[int]) -> list[RelationMention]
         subject = _signature(reading, start, index)
         last_word = reading.relation_end.get(index, index)
         object_start = last_word + 1
+        has_object = form == "preposition" or _low(tokens, last_word + 1) in ("than", "of", "to")
+        than = next((k for k in range(index + 1, end) if _low(tokens, k) == "than"), None)
+        if form == "comparative" and than is not None and not has_object:
+            if not subject:
+                # "there are more cats than dogs": what is compared follows the comparative
+                subject = _signature(reading, index + 1, than)
+            # "Fiji has a higher share than Nepal": the object follows "than"
+            object_start, has_object = than + 1, True
         while object_start < end and _low(tokens, object_start) in _ARGUMENT_SKIP:
             object_start += 1
-        has_object = form == "preposition" or _low(tokens, last_word + 1) in ("than", "of", "to")
-        if form == "comparative" and not subject and _low(tokens, index + 1) != "than":
-            # "there are more cats than dogs": what is compared follows the comparative
-            than = next((i for i in range(index + 1, end) if _low(tokens, i) == "than"), None)
-            if than is not None:
-                subject = _signature(reading, index + 1, than)
-                object_start = than + 1
-                has_object = True
         argument = _signature(reading, object_start, end) if has_object else frozenset()
         noun: frozenset[str] = frozenset()
         if form == "superlative":
@@ -624,17 +643,20 @@ def _negations(reading: _Reading) -> tuple[list[Negation], set[int], dict[int, s
             if position in reading.boundary:
                 break
             candidate = tokens[position]
-            if candidate.kind == "number" or (
-                candidate.kind == "word"
-                and _low(tokens, position) not in STOP_WORDS
-                and _low(tokens, position) not in NEGATIONS
+            if (
+                candidate.kind == "number"
+                or position in reading.identifier_at  # "not S and S": a label
+                or (
+                    candidate.kind == "word"
+                    and _low(tokens, position) not in STOP_WORDS
+                    and _low(tokens, position) not in NEGATIONS
+                )
             ):
                 head_index = position
                 break
         head = ""
         if head_index is not None:
-            candidate = tokens[head_index]
-            head = "#" if candidate.kind == "number" else candidate.key
+            head = _head_key(reading, head_index)
             heads[head_index] = head
         found.append(Negation(head, token.start, token.end))
     for index, quantity in reading.quantity_at.items():
@@ -645,6 +667,15 @@ def _negations(reading: _Reading) -> tuple[list[Negation], set[int], dict[int, s
                 if tokens[position].key in quantity.noun:
                     heads[position] = tokens[position].key
     return found, set(heads), heads
+
+
+def _head_key(reading: _Reading, index: int) -> str:
+    """The key a negated (or stated) word is compared by: a value as ``#10``, a content word
+    by its content key ("white" by its colour family), any other word by its stem."""
+    quantity = reading.quantity_at.get(index)
+    if quantity is not None:
+        return f"#{quantity.value:g}"
+    return reading.content_at.get(index, reading.tokens[index].key)
 
 
 def _answer_at(tokens: Sequence[TextToken], index: int) -> bool | None:
@@ -683,6 +714,7 @@ def step_facts(text: str) -> StepFacts:
     relations = _relations(reading, negated_at)
     relation_words = {tokens[index].key for index in reading.relation_at}
     said = {key for index, key in reading.content_at.items() if index not in negated_at}
+    said |= {f"#{q.value:g}" for index, q in reading.quantity_at.items() if index not in negated_at}
     said |= {
         tokens[index].key
         for index, token in enumerate(tokens)
@@ -691,6 +723,12 @@ def step_facts(text: str) -> StepFacts:
         and index not in reading.content_at
         and (token.key in _LIGHT or token.key in relation_words)
     }
+    key_spans: dict[str, tuple[int, int]] = {}
+    for index, token in enumerate(tokens):
+        if token.kind in ("word", "number"):
+            key_spans.setdefault(_head_key(reading, index), (token.start, token.end))
+    for index, quantity in reading.quantity_at.items():
+        key_spans[f"#{quantity.value:g}"] = (quantity.start, quantity.end)
     answer = None
     for index in range(len(tokens)):
         value = _answer_at(tokens, index)
@@ -703,6 +741,7 @@ def step_facts(text: str) -> StepFacts:
         negations=tuple(negations),
         negated=frozenset(negated_heads.values()),
         said=frozenset(said),
+        key_spans=key_spans,
         colours=tuple(colours),
         relations=tuple(relations),
         identifiers=frozenset(identifiers + more_identifiers),

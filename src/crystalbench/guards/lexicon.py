@@ -297,7 +297,6 @@ UNITS: Final = {
     "kilometers": Unit("length", 1000.0),
     "kilometre": Unit("length", 1000.0),
     "kilometres": Unit("length", 1000.0),
-    "in": Unit("length", 0.0254),
     "inch": Unit("length", 0.0254),
     "inches": Unit("length", 0.0254),
     "ft": Unit("length", 0.3048),

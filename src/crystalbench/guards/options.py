@@ -96,6 +96,8 @@ class OptionReader:
             index = ordinal - 1 if ordinal > 0 else self.n_options - 1
             if 0 <= index < (self.n_options or 26):
                 found.setdefault(index, OptionMention(index, True, *match.span()))
+        if found:  # a letter is the step's commitment ("Gas is option C" names C)
+            return sorted(found.values(), key=lambda mention: mention.index)
         words = facts.words
         keys = [key for key, _, _ in words]
         taken = [False] * len(keys)

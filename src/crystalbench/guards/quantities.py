@@ -147,18 +147,21 @@ _YEAR_LEAD = frozenset(
 
 
 def _is_year(
-    token: TextToken, unit: Unit | None, previous: TextToken | None, noun: frozenset[str]
+    tokens: Sequence[TextToken], index: int, unit: Unit | None, noun: frozenset[str]
 ) -> bool:
-    """A year: four digits from 1800 to 2100, no unit, and after "in", "for", "since"...
-    or counting nothing ("There are 1800 marbles" counts marbles)."""
-    value = token.number.value if token.number is not None else math.nan
-    plausible = (
-        unit is None
-        and token.text.strip().isdigit()
-        and len(token.text.strip()) == 4
-        and 1800 <= value <= 2100
-    )
-    return plausible and ((previous is not None and previous.low in _YEAR_LEAD) or not noun)
+    """A year: four digits from 1800 to 2100, no unit, and after "in", "for", "since"...,
+    ending a range ("2011-2013"), or counting nothing ("There are 1800 marbles" counts
+    marbles)."""
+    token = tokens[index]
+    previous = tokens[index - 1] if index > 0 else None
+    digits = token.text.strip().lstrip("-+–")
+    value = abs(token.number.value) if token.number is not None else math.nan
+    plausible = unit is None and digits.isdigit() and len(digits) == 4 and 1800 <= value <= 2100
+    after_year_word = previous is not None and previous.low in _YEAR_LEAD
+    dash = previous is not None and previous.text in ("-", "–")
+    before = tokens[index - 2] if dash and index > 1 else previous
+    range_end = before is not None and before.kind == "number"
+    return plausible and (after_year_word or range_end or not noun)
 
 
 def _symbolic_positions(tokens: Sequence[TextToken]) -> set[int]:
@@ -362,19 +365,20 @@ def _quantity(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quanti
         decimals=_decimals(text),
         approximate=approximate,
         symbolic=symbolic,
-        index=ordinal or index_noun or _is_year(token, unit, previous, noun),
+        index=ordinal or index_noun or _is_year(tokens, index, unit, noun),
         parts=_fraction_parts(text),
         start=token.start,
         end=tokens[end_index].end,
     )
 
 
-def _readings(quantity: Quantity, converted: bool) -> tuple[float, ...]:
-    """Values the quantity may stand for: a percentage is also its fraction (50% = 0.5)."""
+def _readings(quantity: Quantity, converted: bool) -> tuple[tuple[float, int], ...]:
+    """Values the quantity may stand for, each with its written precision: a percentage is
+    also its fraction (50% = 0.5; "58.5%" is 0.585 to three decimals)."""
     value = quantity.value if converted else quantity.face
     if quantity.dimension == "percent":
-        return (value, value / 100.0)
-    return (value,)
+        return ((value, quantity.decimals), (value / 100.0, quantity.decimals + 2))
+    return ((value, quantity.decimals),)
 
 
 def _close(a: float, b: float, a_decimals: int, b_decimals: int, loose: bool) -> bool:
@@ -423,13 +427,15 @@ def quantities_agree(a: Quantity, b: Quantity) -> bool:
         (True, False)
         >>> quantities_agree(q("about 3"), q("3.4")), quantities_agree(q("40°"), q("50°"))
         (True, False)
+        >>> quantities_agree(q("58.5%"), q("0.585")), quantities_agree(q("58.5%"), q("60.5%"))
+        (True, False)
     """
     if not dimensions_comparable(a, b):
         return False
     loose = a.approximate or b.approximate
     converted = bool(a.dimension and b.dimension)  # "1 m" / "100 cm"; else "50" / "50 km/h"
     return any(
-        _close(x, y, a.decimals, b.decimals, loose)
-        for x in _readings(a, converted)
-        for y in _readings(b, converted)
+        _close(x, y, x_decimals, y_decimals, loose)
+        for x, x_decimals in _readings(a, converted)
+        for y, y_decimals in _readings(b, converted)
     )

@@ -117,8 +117,8 @@ count as a restatement of the other step."""
 
 
 def _absorbed(alone: list[Quantity], other: Sequence[Quantity]) -> list[Quantity]:
-    """Drop values that are the numerator or denominator of a fraction of the other step
-    ("12.4 / 3 = 4.13" and "12.4/3 ≈ 4.13"; "4 / 2 = 2" and "half of 4 is 2")."""
+    """Drop values that are the numerator or denominator of a fraction the other step left
+    unmatched ("4 / 2 = 2" and "half of 4 is 2")."""
     parts = [part for q in other for part in q.parts]
     return [q for q in alone if not any(_value_is(q, part) for part in parts)]
 
@@ -134,32 +134,36 @@ def _unmatched(pred: StepFacts, ref: StepFacts) -> tuple[list[Quantity], list[Qu
     right = [q for q in ref.quantities if not q.index]
     used = [False] * len(right)
     matched = [False] * len(left)
-    # values of the same thing first ("4 rows and 4 columns" / "6 rows and 4 columns"),
-    # then any equal value
-    for same_noun in (True, False):
+    # values of the same thing and the same form first ("4 rows and 4 columns" / "6 rows and
+    # 4 columns"; "4 / 2 = 2" / "half of 4 is 2"), then any equal value
+    for strict in (True, False):
         for index, quantity in enumerate(left):
             if matched[index]:
                 continue
             for position, other in enumerate(right):
-                if used[position] or (same_noun and quantity.noun != other.noun):
+                alike = quantity.noun == other.noun and bool(quantity.parts) == bool(other.parts)
+                if used[position] or (strict and not alike):
                     continue
                 if quantities_agree(quantity, other):
                     used[position] = matched[index] = True
                     break
-    alone = [q for index, q in enumerate(left) if not matched[index]]
+    alone_left = [q for index, q in enumerate(left) if not matched[index]]
     alone_right = [q for position, q in enumerate(right) if not used[position]]
-    # a fraction whose two parts the other step writes out is stated there too
-    alone_left = [
-        q
-        for q in alone
-        if not (q.parts and all(any(_value_is(o, p) for o in right) for p in q.parts))
-    ]
-    alone_right = [
-        q
-        for q in alone_right
-        if not (q.parts and all(any(_value_is(o, p) for o in left) for p in q.parts))
-    ]
-    return _absorbed(alone_left, right), _absorbed(alone_right, left), sum(used)
+    # a fraction whose two parts the other step writes out is stated there too, and they
+    # are its parts, not values of their own
+    stated_left = [q for q in alone_left if not _written_out(q, right)]
+    stated_right = [q for q in alone_right if not _written_out(q, left)]
+    return (
+        _absorbed(stated_left, alone_right),
+        _absorbed(stated_right, alone_left),
+        sum(used),
+    )
+
+
+def _written_out(fraction: Quantity, other: Sequence[Quantity]) -> bool:
+    return bool(fraction.parts) and all(
+        any(_value_is(q, part) for q in other) for part in fraction.parts
+    )
 
 
 def _same_quantity(a: Quantity, b: Quantity) -> bool:
@@ -252,7 +256,8 @@ def numbers_differ(pred: StepFacts, ref: StepFacts) -> bool:
 
 
 def _word_span(facts: StepFacts, key: str) -> tuple[int, int] | None:
-    return next(((start, end) for stem, start, end in facts.words if stem == key), None)
+    """Where the step says ``key`` (a stem, a content key, or a value ``#10``)."""
+    return facts.key_spans.get(key)
 
 
 def negation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
@@ -407,7 +412,8 @@ def _superlatives(a: RelationMention, b: RelationMention) -> str | None:
         if len(names_a) == 1 and len(names_b) == 1 and kinds_a == kinds_b:
             return "clash"
         return None
-    return "clash" if names_a and names_a == names_b else None
+    # opposite extremes of one thing ("the left console is the largest" / "... smallest")
+    return "clash" if _same_argument(a.subject, b.subject) else None
 
 
 def relation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
