@@ -727,7 +727,7 @@ def step_facts(text: str) -> StepFacts:
     for index, token in enumerate(tokens):
         if token.kind in ("word", "number"):
             key_spans.setdefault(_head_key(reading, index), (token.start, token.end))
-    for index, quantity in reading.quantity_at.items():
+    for quantity in reading.quantity_at.values():
         key_spans[f"#{quantity.value:g}"] = (quantity.start, quantity.end)
     answer = None
     for index in range(len(tokens)):
