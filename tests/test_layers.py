@@ -96,6 +96,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "encoders/",
             "matching.py",
+            "guards/",
             "order.py",
             "compat/matching.py",
             "difficulty.py",
@@ -109,7 +110,8 @@ LAYERS: tuple[Layer, ...] = (
             "agreement.py",
         ),
         "embeddings (`encoders/loading.py` builds one encoder, `parallel.py` spreads it, "
-        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, order scores "
+        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, the fact guard "
+        "(`guards/`: pairs that state incompatible facts are not candidates), order scores "
         "(LIS, Kendall, partial orders), difficulty tiers, "
         "MMVP pairs, the one scoring engine (`engine/`: any number of prediction sets, per item "
         "and in aggregate; `scoring.py` and `scoring_many.py` are its doors), results folders "
