@@ -78,12 +78,12 @@ def benchmark_items(n_items: int, image_kb: int | None, workdir: Path):  # type:
 
 
 def run_once(urls: list[str], bench, concurrency: int, out: Path) -> tuple[float, float, int]:  # type: ignore[no-untyped-def]
-    from crystalbench.inference import infer
+    from crystalbench.inference import InferenceConfig, infer
     from crystalbench.inference.backends.openai_compat import OpenAIChatBackend
 
     backend = OpenAIChatBackend("test-model", urls, concurrency=concurrency, timeout=60)
     cpu_before = time.process_time()
-    summary = infer(bench, backend, out, fsync_interval=1.0)
+    summary = infer(bench, backend, out, InferenceConfig(model=backend.model, fsync_interval=1.0))
     cpu = time.process_time() - cpu_before
     assert summary.n_ok == len(bench), summary.errors_by_kind
     return summary.wall_s, cpu, summary.image_encodes

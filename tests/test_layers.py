@@ -66,13 +66,15 @@ LAYERS: tuple[Layer, ...] = (
             "metrics.py",
             "io.py",
             "sqlite_wal.py",
+            "config_loader.py",
             "precedence.py",
             "serving/",
         ),
         "the paper's constants (`defaults.py`) and how the tools run (`settings.py`), one home "
         "each; error types with file, line and field; frozen pydantic records; the cache folder; "
         "the metrics table (key, header, format, direction, bounds); strict reading of user "
-        "files; SQLite's write-ahead log; reference precedence (partial orders of steps); the "
+        "files; one config loader (`config_loader.py`: file, environment, flags); SQLite's "
+        "write-ahead log; reference precedence (partial orders of steps); the "
         "HTTP guards and connection handling both servers share (`serving/`)",
     ),
     Layer(
@@ -94,6 +96,7 @@ LAYERS: tuple[Layer, ...] = (
         (
             "encoders/",
             "matching.py",
+            "guards/",
             "order.py",
             "compat/matching.py",
             "difficulty.py",
@@ -107,7 +110,8 @@ LAYERS: tuple[Layer, ...] = (
             "agreement.py",
         ),
         "embeddings (`encoders/loading.py` builds one encoder, `parallel.py` spreads it, "
-        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, order scores "
+        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, the fact guard "
+        "(`guards/`: pairs that state incompatible facts are not candidates), order scores "
         "(LIS, Kendall, partial orders), difficulty tiers, "
         "MMVP pairs, the one scoring engine (`engine/`: any number of prediction sets, per item "
         "and in aggregate; `scoring.py` and `scoring_many.py` are its doors), results folders "
@@ -127,11 +131,13 @@ LAYERS: tuple[Layer, ...] = (
             "training/",
             "integrations/",
             "compat/crystal_metrics/",
+            "scoring_job.py",
         ),
         "each entry one product over the core: item sets built from source datasets, running "
         "models (`inference/pipeline.py`: infer, score, report), building reference chains, "
         "reports, the human-review app, evaluator validation, rewards and the reward server, "
-        "GRPO training, other harnesses, the crystal-metrics 0.2 drop-in API; a product "
+        "GRPO training, other harnesses, the crystal-metrics 0.2 drop-in API, `crystal score`'s "
+        "job (`scoring_job.py`: one or many prediction sets, harness formats); a product "
         "imports another only along a declared edge",
     ),
     Layer(
@@ -177,6 +183,12 @@ ALLOWED_EDGES: tuple[Edge, ...] = (
         "data/sources/",
         ("data/sources/itemset.py",),
         "a reference build writes a CRYSTAL item set, the format `data/sources/` defines",
+    ),
+    Edge(
+        "scoring_job.py",
+        "integrations/",
+        ("integrations/outputs.py",),
+        "`crystal score` reads lmms-eval and VLMEvalKit outputs as prediction sets",
     ),
     Edge(
         "inference/",

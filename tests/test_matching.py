@@ -397,23 +397,53 @@ def test_identical_steps_get_identical_cosines_so_the_tie_rule_decides():
 
 
 def test_only_the_parity_tests_need_crystal_metrics():
-    """No test module asks for crystal-metrics at import (``pytest.importorskip`` at module
-    level skips every test of the module: all 31 matching tests once skipped without the
-    package); the parity tests ask for it in a fixture. The modules that skip as a whole
-    for another package (``datasets``, ``torch``) need it in every test."""
+    """No test skips for want of crystal-metrics unless it needs it: ``pytest.importorskip``
+    at module level skips every test of the module (all 31 matching tests once skipped without
+    the package). A module may ask for it at import only when every one of its tests uses a
+    name bound to it (a parity module); otherwise the tests that need it ask in a fixture."""
     import ast
     from pathlib import Path
+
+    def asks_for_crystal_metrics(node: ast.AST) -> bool:
+        return any(
+            isinstance(call, ast.Call)
+            and getattr(call.func, "attr", None) == "importorskip"
+            and any(
+                isinstance(a, ast.Constant) and str(a.value).startswith("crystal_metrics")
+                for a in call.args
+            )
+            for call in ast.walk(node)
+        )
 
     tests = Path(__file__).resolve().parent
     offenders = []
     for path in sorted(tests.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        bound: set[str] = set()
+        for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-                named = [a.value for a in call.args if isinstance(a, ast.Constant)]
-                if getattr(call.func, "attr", None) == "importorskip" and any(
-                    str(name).startswith("crystal_metrics") for name in named
-                ):
-                    offenders.append(f"{path.relative_to(tests)}:{node.lineno}")
+            if not asks_for_crystal_metrics(node):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if not names:
+                offenders.append(f"{path.relative_to(tests)}:{node.lineno}")
+            bound.update(names)
+        if not bound:
+            continue
+        functions = {
+            node.name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            for node in body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        needing = set(bound)  # the names bound to it, and module functions that use them
+        while True:
+            more = {name for name, used in functions.items() if used & needing} - needing
+            if not more:
+                break
+            needing |= more
+        for name, used in functions.items():
+            if name.startswith("test_") and not used & needing:
+                offenders.append(f"{path.relative_to(tests)} ({name})")
     assert offenders == []

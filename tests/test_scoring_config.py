@@ -53,7 +53,7 @@ def test_a_config_file_with_a_bad_name_fails_on_load(tmp_path):
     path = tmp_path / "score.yaml"
     path.write_text("encoder: hash\ncompat: paper\n")
     with pytest.raises(
-        InputError, match=r"score\.yaml: field compat: .*unknown compat mode 'paper'"
+        InputError, match=r"score\.yaml:2: field compat: unknown compat mode 'paper'"
     ):
         load_config(path)
     path.write_text("encoder: hash\ncompat: 3\n")

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
+from crystalbench.config_loader import Given, build_config
 from crystalbench.defaults import (
     ALPHA,
     ANSWER_RULES,
@@ -30,14 +29,18 @@ from crystalbench.defaults import (
     MatcherKind,
 )
 from crystalbench.difficulty import DifficultyConfig
-from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.errors import UnknownNameError
 from crystalbench.settings import (
+    CACHE_DIR_ENV,
     ENCODER_BACKEND,
     ENCODER_BACKENDS,
     JUDGE_TIMEOUT,
     OPENAI_API_KEY_ENV,
     EncoderBackend,
 )
+
+if TYPE_CHECKING:
+    from crystalbench.data.loading import Benchmark
 
 
 def _known_name(kind: str, value: Any, valid: tuple[str, ...]) -> Any:
@@ -85,6 +88,10 @@ class ScoreConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    environment_variables: ClassVar[dict[str, str]] = {"cache_dir": CACHE_DIR_ENV}
+    """Fields the config loader (:func:`crystalbench.config_loader.build_config`) reads from
+    these environment variables when no flag sets them."""
+
     encoder: str = ENCODER
     """Sentence encoder: a sentence-transformers name or folder, ``minilm-offline`` or ``hash``."""
     threshold: float = Field(TAU, ge=-1.0, le=1.0)
@@ -100,6 +107,10 @@ class ScoreConfig(BaseModel):
     """``paper`` or ``crystal-metrics-0.2`` (reproduce that package's answer heuristics)."""
     sources: list[str] | None = None
     """Score only these sources (``None``: all)."""
+    ids: list[str] | None = None
+    """Score only these item ids (``None``: all); an id the benchmark lacks is an error."""
+    limit: int | None = Field(None, ge=1)
+    """Score only the first N items left after ``sources`` and ``ids`` (``None``: all)."""
     judge: JudgeConfig | None = None
     """LLM judge for free-form answers; ``None`` means exact match only."""
     difficulty: DifficultyConfig = Field(default_factory=DifficultyConfig)
@@ -128,7 +139,28 @@ class ScoreConfig(BaseModel):
     (an LLM names the predicted steps that match each reference step; both are then matched
     one-to-one in cosine order; :mod:`crystalbench.judges.step_judge`)."""
     matcher_judge: JudgeConfig | None = None
-    """Endpoint and model of the judge matcher; required with ``matcher="judge"``."""
+    """Endpoint and model of the judge matcher; required with ``matcher="judge"`` (the
+    answer judge's, ``judge``, when only that one is given)."""
+
+    @field_validator("sources", "ids")
+    @classmethod
+    def _no_empty_selection(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        kept = [part.strip() for part in value if part.strip()]
+        return kept or None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _matcher_shares_the_answer_judge(cls, data: Any) -> Any:
+        if (
+            isinstance(data, dict)
+            and data.get("matcher") == "judge"
+            and data.get("matcher_judge") is None
+            and data.get("judge") is not None
+        ):
+            return {**data, "matcher_judge": data["judge"]}
+        return data
 
     @field_validator("compat", mode="before")
     @classmethod
@@ -153,12 +185,34 @@ class ScoreConfig(BaseModel):
     @model_validator(mode="after")
     def _judge_for_judge_matcher(self) -> ScoreConfig:
         if self.matcher == "judge" and self.matcher_judge is None:
-            raise ValueError("matcher 'judge' needs matcher_judge (its url and model)")
+            raise ValueError(
+                "matcher 'judge' needs an endpoint: matcher_judge (its url and model: "
+                "--matcher-url, --matcher-model) or the answer judge's (judge: --judge-url, "
+                "--judge-model)"
+            )
         return self
 
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""
         return self.model_dump(mode="json")
+
+    def select(self, benchmark: Benchmark) -> Benchmark:
+        """The items of ``benchmark`` this config scores (``sources``, ``ids``, ``limit``).
+
+        Raises:
+            InputError / UnknownNameError: An unknown source or id (naming the valid ones).
+
+        Examples:
+            >>> from crystalbench.data import load_benchmark
+            >>> bench = load_benchmark("sample")
+            >>> len(ScoreConfig(sources=["mmvp"], limit=3).select(bench))
+            3
+            >>> ScoreConfig().select(bench) is bench
+            True
+        """
+        if self.sources is None and self.ids is None and self.limit is None:
+            return benchmark
+        return benchmark.subset(sources=self.sources, ids=self.ids, limit=self.limit)
 
     def encoder_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`crystalbench.encoders.load_encoder` this config
@@ -180,136 +234,37 @@ class ScoreConfig(BaseModel):
 
 
 def load_config(path: str | Path, model: type[BaseModel] = ScoreConfig) -> Any:
-    """Load a config model from a YAML or JSON file.
+    """Load a config model from a YAML, JSON or TOML file (nothing else: no environment, no
+    flags; :func:`crystalbench.config_loader.build_config` merges those).
 
-    A ``.json`` file goes through the strict JSON reader of :mod:`crystalbench.io`; any
-    other file is YAML (``yaml.safe_load``) with repeated keys refused. Either way the file
-    must be UTF-8 and at most ``max_line_bytes`` (:class:`~crystalbench.io.InputLimits`).
+    A ``.json`` file goes through the strict JSON reader of :mod:`crystalbench.io`, a
+    ``.toml`` file through ``tomllib``; any other file is YAML (``yaml.safe_load``) with
+    repeated keys refused. Either way the file must be UTF-8 and at most
+    ``max_line_bytes`` (:class:`~crystalbench.io.InputLimits`).
 
     Raises:
         InputError: The file is missing, too large, not UTF-8, malformed, repeats a key, is
-            nested too deep, is not a mapping, or fails validation (naming the field).
+            nested too deep, is not a mapping, or fails validation (naming the field and,
+            for YAML, its line).
     """
-    from crystalbench.io import read_json_file, read_text_file, resolve_limits
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("config file not found", path=path)
-    limits = resolve_limits(None)
-    if path.suffix.lower() == ".json":
-        data = read_json_file(path, limits=limits, whole=False)
-    else:
-        text = read_text_file(path, max_bytes=limits.max_line_bytes, what="config file")
-        data = _load_yaml(text, path)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", path=path)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(part) for part in first.get("loc", ()))
-        raise InputError(first.get("msg", "invalid value"), path=path, field=loc or None) from None
-
-
-class _AnyMapping(BaseModel):
-    """Accepts any mapping: lets :func:`load_config` read a file whose fields are merged
-    with command-line flags before the real model is validated."""
-
-    model_config = ConfigDict(extra="allow")
+    return build_config(model, files=[(path, "")], environ={})
 
 
 def load_config_with_overrides(
     model: type[BaseModel], path: str | Path | None, overrides: Mapping[str, Any] | None
 ) -> Any:
-    """``model`` from a YAML/JSON file (read by :func:`load_config`) with ``overrides`` on top.
+    """``model`` from a config file (read by :func:`load_config`), the environment
+    variables ``model`` documents, and ``overrides`` on top.
 
-    Overrides are command-line flags: they win over the file, and a dotted name sets a
+    Overrides are command-line values: they win over the file, and a dotted name sets a
     nested field (``{"generation.seed": 7}``). A value that fails validation is reported
-    with its field, and with the file when the value came from it (not when a flag gave
-    it, or the file does not set that field at all).
+    with its field and where it came from (the file and line, the variable, or "given").
+    Commands that know the flags' spellings call
+    :func:`crystalbench.config_loader.build_config` with :class:`Given` values instead.
 
     Raises:
         InputError: The file is missing or malformed, or a value is invalid.
     """
-    data: dict[str, Any] = {}
-    if path is not None:
-        data = dict(load_config(path, _AnyMapping).model_extra or {})
-    in_file = set(data)
-    given = dict(overrides or {})
-    for name, value in given.items():
-        target = data
-        *parents, leaf = name.split(".")
-        for parent in parents:
-            inner = target.get(parent)
-            target[parent] = dict(inner) if isinstance(inner, Mapping) else {}
-            target = target[parent]
-        target[leaf] = value
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(part) for part in first.get("loc", ())) or None
-        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
-        from_flags = path is None or (
-            loc is not None
-            and (
-                loc.split(".")[0] not in in_file
-                or any(
-                    loc == name or loc.startswith(name + ".") or name.startswith(loc + ".")
-                    for name in given
-                )
-            )
-        )
-        raise InputError(message, path=None if from_flags else path, field=loc) from None
-
-
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's loader when PyYAML has it: fast, and it bounds nesting depth itself."""
-
-
-class _StrictYamlLoader(_SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key repeated inside one mapping."""
-
-
-def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:  # the keys written here; merged (``<<``) keys may repeat
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            repeated = key in seen
-            seen.add(key)
-        except TypeError:  # an unhashable key: let the constructor report it
-            break
-        if repeated:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} appears more than once", key_node.start_mark
-            )
-    loader.flatten_mapping(node)
-    return loader.construct_mapping(node, deep=True)
-
-
-_StrictYamlLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
-
-
-def _load_yaml(text: str, path: Path) -> Any:
-    try:
-        return yaml.load(text, Loader=_StrictYamlLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        column = f" at column {mark.column + 1}" if mark is not None else ""
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise InputError(f"malformed YAML ({problem}{column})", path=path, line=line) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"malformed YAML: {exc}", path=path) from None
-    except RecursionError:
-        raise InputError("YAML nested too deeply", path=path) from None
-    except (ValueError, TypeError, OverflowError) as exc:  # e.g. a date like 2024-13-45
-        raise InputError(f"malformed YAML value ({exc})", path=path) from None
+    flags = {name: Given(value) for name, value in (overrides or {}).items()}
+    files = [(path, "")] if path is not None else []
+    return build_config(model, files=files, flags=flags)

@@ -90,6 +90,17 @@ MATCHERS: Final[tuple[str, ...]] = get_args(MatcherKind)
 MATCHER: Final[MatcherKind] = "cosine"
 """The default matcher: the paper's cosine threshold."""
 
+GuardKind = Literal["none", "facts"]
+"""Fact guard on step matching: ``none`` (the paper: cosine alone decides) or ``facts``
+(pairs at or above tau whose steps state incompatible facts are not candidates; see
+:mod:`crystalbench.guards`). Not in the paper: runs with different guards do not compare."""
+
+GUARDS: Final[tuple[str, ...]] = get_args(GuardKind)
+"""The valid guards, read off :data:`GuardKind`."""
+
+GUARD: Final[GuardKind] = "none"
+"""The default guard: none, the paper's matcher."""
+
 STEP_JUDGE_PROMPT: Final = "step_match_v1"
 """Versioned prompt of the judge matcher (``crystalbench/prompts/step_match_v1.txt``)."""
 

@@ -358,17 +358,17 @@ class MetricSummary(Record):
     """Items scored against more than one reference chain."""
     n_alt_chain_won: int = 0
     """Items whose best reference chain was not the primary one (``ref_chain > 0``)."""
+    n_order_undefined: int = 0
+    """Items with fewer than two matched pairs (missing, unparsed and step-less items
+    included): their order is undefined and LIS and Kendall are 1.0 by the paper's convention,
+    so ``lis`` and ``kendall`` average over them as 1.0 (Match F1 and Ordered F1 are 0 for an
+    item without matches). Absent from results written before this count existed."""
+    n_compat_blank: int = 0
+    """Items whose blank answer crystal-metrics 0.2.0's answer rules credited
+    (``answer_rule == "compat_blank"``; compat answer rules only)."""
     n_precedence: int = 0
     """Items whose order was scored against a partial-order reference (``ref_precedence``
-    in their record). Written only when not 0, so summaries of runs without one stay as
-    they were."""
-
-    @model_serializer(mode="wrap")
-    def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if not self.n_precedence:
-            data.pop("n_precedence", None)
-        return data
+    in their record)."""
 
 
 class PairSummary(Record):

@@ -168,9 +168,19 @@ def test_lenient_counts_skips(tmp_path, cache):
     [
         (["--compat", "crystal-metrics"], "unknown compat mode 'crystal-metrics'"),
         (["--sources", "mathvison"], "did you mean 'mathvision'"),
-        (["--order", "spearman"], "order_metric"),
-        (["--threshold", "7"], "threshold"),
-        (["--judge-url", "http://127.0.0.1:9/v1"], "--judge-url and --judge-model go together"),
+        (["--order", "spearman"], "field scoring.order_metric: Input should be 'lis' or 'kendall'"),
+        (["--threshold", "7"], "field scoring.threshold: Input should be less than or equal to 1"),
+        (["--tau", "7"], "(from --tau 7)"),
+        (["--limit", "0"], "field scoring.limit: Input should be greater than or equal to 1"),
+        (["--ids", "nope-1,nope-2"], "unknown item ids: nope-1, nope-2"),
+        (["--ids", "@missing-ids.txt"], "missing-ids.txt: field ids: ids file not found"),
+        (
+            ["--judge-url", "http://127.0.0.1:9/v1"],
+            "field scoring.judge.model: required with scoring.judge.url (from --judge-url "
+            "http://127.0.0.1:9/v1): give --judge-model",
+        ),
+        (["--matcher", "judge"], "matcher 'judge' needs an endpoint"),
+        (["--input-format", "xlsx"], "field input_format: Input should be 'auto', 'crystal'"),
     ],
 )
 def test_bad_options_exit_2(tmp_path, cache, extra, expected):
@@ -227,3 +237,65 @@ def test_demo_prints_leaderboard(tmp_path, cache):
         assert (tmp_path / "demo" / style / "summary.json").is_file()
     assert (tmp_path / "demo" / "report.html").is_file()
     assert "report.html" in result.output
+
+
+def test_ids_and_limit_score_a_subset_recorded_in_the_summary(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    bench = load_benchmark("sample")
+    listing = tmp_path / "ids.txt"
+    listing.write_text(f"{bench.ids[7]}\n{bench.ids[3]}\n{bench.ids[30]}\n")
+    result = runner.invoke(
+        app, score_args(preds, tmp_path / "out", "--ids", f"@{listing}", "--limit", "2")
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["n_items"] == 2
+    assert summary["config"]["ids"] == [bench.ids[7], bench.ids[3], bench.ids[30]]
+    assert summary["config"]["limit"] == 2
+    scored = [json.loads(line)["id"] for line in (tmp_path / "out" / "examples.jsonl").open()]
+    assert scored == [bench.ids[3], bench.ids[7]]  # benchmark order, the first two of the ids
+
+
+def test_quiet_prints_nothing_but_errors(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    result = runner.invoke(app, score_args(preds, tmp_path / "out", "-q"))
+    assert result.exit_code == 0, result.output
+    assert result.output == ""
+    assert (tmp_path / "out" / "summary.json").is_file()
+    bad = runner.invoke(app, score_args(preds, tmp_path / "out", "-q", "--limit", "0"))
+    assert bad.exit_code == 2
+    assert bad.stdout == ""
+    assert "field scoring.limit" in bad.stderr
+
+
+def test_an_error_message_is_printed_as_text_not_markup(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    result = runner.invoke(app, score_args(preds, tmp_path / "out", "--ids", "x[embed]"))
+    assert result.exit_code == 2
+    assert "unknown item ids: x[embed]" in result.output
+
+
+def test_a_toml_config_file_and_its_bad_value(tmp_path, cache):
+    preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    config = tmp_path / "score.toml"
+    config.write_text('encoder = "hash"\nalpha = 0.2\n')
+    args = ["score", "-b", "sample", "-p", str(preds), "-o", str(tmp_path / "o"), "--no-progress"]
+    result = runner.invoke(app, [*args, "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "o" / "summary.json").read_text())["config"]
+    assert (written["encoder"], written["alpha"]) == ("hash", 0.2)
+    config.write_text('encoder = "hash"\nalpha = 2\n')
+    result = runner.invoke(app, [*args, "--config", str(config)])
+    assert result.exit_code == 2
+    assert f"{config}: field scoring.alpha: Input should be less than or equal to 1" in (
+        result.output.replace("\n", "")
+    )
+
+
+def test_cache_info_on_a_new_folder_creates_nothing(tmp_path):
+    folder = tmp_path / "no-cache-here"
+    for command in ("info", "clear"):
+        result = runner.invoke(app, ["cache", command, "--cache-dir", str(folder)])
+        assert result.exit_code == 0, result.output
+        assert "no embedding cache at" in result.output
+    assert not folder.exists()

@@ -25,9 +25,22 @@ from crystalbench.encoders import HashEncoder
 from crystalbench.matching import greedy_pairs
 from fakes import CountingEncoder
 
-cm = pytest.importorskip("crystal_metrics")
-cm_reasoning = pytest.importorskip("crystal_metrics.reasoning")
-cm_rewards = pytest.importorskip("crystal_metrics.rewards")
+
+@pytest.fixture(scope="module")
+def cm() -> Any:
+    """crystal-metrics itself: the tests comparing with it skip without it, no others."""
+    return pytest.importorskip("crystal_metrics")
+
+
+@pytest.fixture(scope="module")
+def cm_reasoning() -> Any:
+    return pytest.importorskip("crystal_metrics.reasoning")
+
+
+@pytest.fixture(scope="module")
+def cm_rewards() -> Any:
+    return pytest.importorskip("crystal_metrics.rewards")
+
 
 OUR_EXTRAS = {"encoder", "cache_dir", "use_cache"}  # keyword-only, after its parameters
 
@@ -43,7 +56,7 @@ def _shape(function: Any, skip: set[str] = frozenset()) -> list[tuple[str, Any, 
 # ----------------------------------------------------------------------------- surface
 
 
-def test_public_names_are_crystal_metrics():
+def test_public_names_are_crystal_metrics(cm, cm_rewards):
     assert sorted(dropin.__all__) == sorted(cm.__all__)
     assert sorted(dropin.rewards.__all__) == sorted(cm_rewards.__all__)
     assert dropin.__version__ == cm.__version__ == "0.2.0"
@@ -58,6 +71,8 @@ def test_public_names_are_crystal_metrics():
 
 
 def _callables(theirs: Any) -> dict[str, Any]:
+    cm = pytest.importorskip("crystal_metrics")
+    cm_rewards = pytest.importorskip("crystal_metrics.rewards")
     found = {}
     for name in cm.__all__:
         if name == "__version__":
@@ -77,7 +92,7 @@ def _callables(theirs: Any) -> dict[str, Any]:
     return found
 
 
-def test_signatures_are_crystal_metrics():
+def test_signatures_are_crystal_metrics(cm):
     """Same parameter names, kinds and defaults (our additions: keyword-only, at the end)."""
     theirs = _callables(cm)
     assert len(theirs) > 30
@@ -99,7 +114,7 @@ def test_signatures_are_crystal_metrics():
             assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in added)
 
 
-def test_records_have_its_fields_and_defaults():
+def test_records_have_its_fields_and_defaults(cm):
     for name in ("EvaluationMetrics", "AccuracyResult"):
         ours = [(f.name, f.default) for f in dataclasses.fields(getattr(dropin, name))]
         assert ours == [(f.name, f.default) for f in dataclasses.fields(getattr(cm, name))]
@@ -127,7 +142,7 @@ def test_importing_and_building_need_no_torch():
 
 
 @pytest.mark.parametrize("blank", ["", "   ", "\n"])
-def test_blank_answer_is_credited_as_crystal_metrics_credits_it(blank):
+def test_blank_answer_is_credited_as_crystal_metrics_credits_it(blank, cm):
     """crystal-metrics' substring fallback finds "" inside every gold but a yes/no one."""
     for gold in ("Paris", "12", "B", "red umbrella", "yes"):
         question = "Which?\nA) cat\nB) dog" if gold == "B" else "Q"
@@ -140,14 +155,14 @@ def test_blank_answer_is_credited_as_crystal_metrics_credits_it(blank):
         assert (ours["is_correct"], ours["match_type"]) == expected
 
 
-def test_non_string_answers_read_as_crystal_metrics_reads_them():
+def test_non_string_answers_read_as_crystal_metrics_reads_them(cm):
     for predicted, gold in ((5, "5.0"), (0.1, "0.12"), (None, "none"), (True, "yes")):
         ours = dropin.AccuracyCalculator().evaluate_single("Q", predicted, gold)
         theirs = cm.AccuracyCalculator().evaluate_single("Q", predicted, gold)
         assert dataclasses.asdict(ours) == dataclasses.asdict(theirs)
 
 
-def test_custom_tolerances_are_honoured():
+def test_custom_tolerances_are_honoured(cm):
     tight = dict(numeric_relative_tolerance=0.01, numeric_absolute_tolerance=0.0)
     for predicted, gold in (("10.5", "10"), ("3.14159", "3.1"), ("7", "7.2")):
         ours = dropin.AccuracyCalculator(**tight).evaluate_single("Q", predicted, gold)
@@ -158,7 +173,7 @@ def test_custom_tolerances_are_honoured():
 # ----------------------------------------------------------------------------- matching
 
 
-def test_float64_near_ties_are_decided_as_crystal_metrics_decides_them():
+def test_float64_near_ties_are_decided_as_crystal_metrics_decides_them(cm_reasoning):
     """Two cosines 1e-9 apart are equal in float32, where the tie rule would pick the other
     reference; crystal-metrics sorts the float64 values, and so does the drop-in."""
     similarity = np.array([[0.5 + 1e-9, 0.5]])
@@ -175,7 +190,7 @@ def test_float64_near_ties_are_decided_as_crystal_metrics_decides_them():
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_matching_equals_crystal_metrics_on_random_near_tied_matrices(seed):
+def test_matching_equals_crystal_metrics_on_random_near_tied_matrices(seed, cm):
     rng = np.random.default_rng(seed)
     m, n = rng.integers(1, 12, size=2)
     levels = rng.choice([0.2, 0.35, 0.5, 0.8], size=(m, n))
@@ -188,7 +203,7 @@ def test_matching_equals_crystal_metrics_on_random_near_tied_matrices(seed):
         assert ours._find_matches(similarity, 0.35) == theirs._find_matches(similarity, 0.35)
 
 
-def test_zero_embedding_gives_nan_similarities_as_there():
+def test_zero_embedding_gives_nan_similarities_as_there(cm):
     def zero_first(texts):
         vectors = hash_embeddings(texts)
         if len(texts):
@@ -225,7 +240,7 @@ def test_edge_cases_of_evaluate_single():
     assert negative.ordered_match_f1 == negative.match_f1 == 1.0
 
 
-def test_evaluate_dataset_drops_failing_samples_and_keeps_reference_order(capsys):
+def test_evaluate_dataset_drops_failing_samples_and_keeps_reference_order(capsys, cm):
     refs = {"b": {"reference_steps": ["x y"]}, "a": {"reference_steps": []}, "c": {}}
     preds = {
         "a": {"reasoning_steps": ["x y"]},
@@ -251,7 +266,7 @@ def test_evaluate_dataset_drops_failing_samples_and_keeps_reference_order(capsys
 # ----------------------------------------------------------------------------- rewards
 
 
-def test_malformed_completions_raise_where_crystal_metrics_raises():
+def test_malformed_completions_raise_where_crystal_metrics_raises(cm, cm_rewards):
     """Kept for parity (crystalbench's own rewards never raise on model output)."""
     fenced_list = "```json\n[1, 2]\n```"
     for module in (cm_rewards, dropin.rewards):
@@ -321,7 +336,7 @@ def test_a_model_object_or_encoder_can_be_passed_as_there():
     assert by_object.model is model  # handed back as given, as crystal-metrics' attribute is
 
 
-def test_evaluate_dataset_embeds_each_text_once_in_few_calls(tmp_path):
+def test_evaluate_dataset_embeds_each_text_once_in_few_calls(tmp_path, cm):
     """Why it is faster: crystal-metrics makes two encoder calls per sample and embeds a
     reference again for every model; the drop-in embeds a chunk of samples in one lookup,
     each distinct text once, and keeps the vectors in the embedding cache."""
@@ -350,7 +365,7 @@ def test_evaluate_dataset_embeds_each_text_once_in_few_calls(tmp_path):
     assert again.calls == []  # every vector from the on-disk cache
 
 
-def test_semantic_reward_embeds_a_batch_in_one_call():
+def test_semantic_reward_embeds_a_batch_in_one_call(cm):
     sample, refs = sample_sets()[3], references()
     steps = [refs[i]["reference_steps"] for i in sample.ids]
     ours_model, theirs_model = HashModel(), HashModel()

@@ -146,7 +146,7 @@ def test_item_set_with_references_loads_as_a_benchmark(tmp_path):
 def test_an_item_set_runs_through_infer_and_is_refused_by_score(tmp_path):
     """An item set has no references yet: `crystal infer` runs a model on it as it is, and
     `crystal score` (and `crystal run`, before any request) refuse it saying so."""
-    from crystalbench.inference import InferenceConfig, run_benchmark, run_inference
+    from crystalbench.inference import InferenceConfig, RunConfig, run_benchmark, run_inference
     from crystalbench.inference.backends.scripted import ScriptedBackend
     from fakes import HASH_CONFIG
 
@@ -179,5 +179,9 @@ def test_an_item_set_runs_through_infer_and_is_refused_by_score(tmp_path):
             return await super().complete(request)
 
     with pytest.raises(Exception, match="item set without references yet"):
-        run_benchmark(config, HASH_CONFIG, tmp_path / "run", backend=Counting({"*": "A"}))
+        run_benchmark(
+            RunConfig(**config.model_dump(), scoring=HASH_CONFIG),
+            tmp_path / "run",
+            backend=Counting({"*": "A"}),
+        )
     assert sent == []

@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 from crystalbench.cli.entry import fast_app, score_encoder_hint
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
+from crystalbench.defaults import ENCODER
 from crystalbench.encoders import early_encoder, keep_early_encoder, load_encoder
 from crystalbench.encoders.onnx_backend import OnnxEncoder
 
@@ -106,18 +107,63 @@ def test_a_failed_background_load_is_raised_by_encode(export_dir, tmp_path):
 @pytest.mark.parametrize(
     ("args", "hint"),
     [
-        (["-b", "B", "-p", "P", "-o", "O"], (None, None, None)),
-        (["-b", "B", "--encoder", "minilm", "--tau", "0.4"], ("minilm", None, None)),
-        (["--encoder=hash", "--device=cpu", "--cache-dir", "c/"], ("hash", "cpu", "c")),
+        (["-b", "B", "-p", "P", "-o", "O"], (ENCODER, {})),
+        (["-b", "B", "--encoder", "minilm", "--tau", "0.4"], ("minilm", {})),
+        (
+            ["--encoder=hash", "--device=cpu", "--cache-dir", "c/"],
+            ("hash", {"device": "cpu", "cache_dir": "c/"}),
+        ),
         (["-b", "B", "--config", "c.yaml"], None),
-        (["-b", "B", "--backend=onnx-int8"], None),
-        (["-b", "B", "--workers", "2"], None),
+        (["-b", "B", "--config=c.yaml"], None),
+        (["-b", "B", "--backend=onnx-int8"], (ENCODER, {"backend": "onnx-int8"})),
+        (["--workers", "2", "--devices", "a,b"], (ENCODER, {"workers": 2, "devices": ["a", "b"]})),
+        (["-b", "B", "--batch-size", "many"], None),  # malformed: the command will say so
         (["-b", "B", "--encoder"], None),  # a value is missing: the command will say so
-        (["-b", "B", "--", "--encoder", "x"], (None, None, None)),
+        (["-b", "B", "--", "--encoder", "x"], (ENCODER, {})),
     ],
-)
-def test_the_score_hint_reads_only_plain_encoder_flags(args, hint):
+)  # fmt: skip
+def test_the_score_hint_reads_the_encoder_flags(args, hint):
     assert score_encoder_hint(args) == hint
+
+
+def test_every_encoder_option_of_the_config_has_a_flag_the_hint_reads():
+    """The hint reads the flags of the ScoreConfig fields ``load_encoder`` takes: a new
+    encoder option in ``encoder_options`` cannot be missed (no hand-kept list)."""
+    from crystalbench.cli.entry import encoder_fields
+    from crystalbench.cli.score_options import SCORE_CONFIG_AT, SCORE_FLAGS
+    from crystalbench.config import ScoreConfig
+
+    options = set(ScoreConfig().encoder_options())
+    assert options <= encoder_fields()
+    flagged = {flag.field.removeprefix(SCORE_CONFIG_AT + ".") for flag in SCORE_FLAGS}
+    assert options | {"encoder"} <= flagged
+
+
+def test_the_key_of_the_hint_is_the_key_of_the_parsed_config(tmp_path, monkeypatch):
+    """The entry point keeps the early encoder under the key the command computes from its
+    own config: flags, defaults and $CRYSTALBENCH_CACHE_DIR alike."""
+    from crystalbench.cli.entry import encoder_key
+    from crystalbench.config_loader import Given, build_config
+    from crystalbench.scoring_job import ScoreJob
+
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["--encoder", "hash", "--workers", "2", "--dtype", "float32"]
+    name, options = score_encoder_hint(args)
+    job = build_config(
+        ScoreJob,
+        flags={
+            "benchmark": Given("sample", "-b"),
+            "predictions": Given(["p.jsonl"], "-p"),
+            "scoring.encoder": Given("hash", "--encoder"),
+            "scoring.workers": Given(2, "--workers"),
+            "scoring.dtype": Given("float32", "--dtype"),
+        },
+    )
+    assert job.scoring.cache_dir == str(tmp_path / "cache")  # from the variable
+    config = job.scoring
+    assert encoder_key(name, options) == encoder_key(config.encoder, config.encoder_options())
+    other = config.model_copy(update={"workers": 3})
+    assert encoder_key(name, options) != encoder_key(other.encoder, other.encoder_options())
 
 
 def test_an_early_encoder_is_taken_only_under_its_exact_key():

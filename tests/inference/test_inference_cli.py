@@ -91,7 +91,7 @@ def test_limit_sources_and_ids_select_items(server, state, bench, tmp_path):
         (["--ids", "no-such-id"], "no-such-id"),
         (["--extra-body", "{top_k: 1}"], "extra-body"),
         (["--prompt-file", "missing-template.txt"], "not found"),
-        (["--backend", "vllmm"], "vllm"),
+        (["--model-backend", "vllmm"], "vllm"),
         (["--concurrency", "0"], "field concurrency"),
         (["--temperature", "-1"], "field generation.temperature"),
         (["--timeout", "0"], "field timeout"),
@@ -303,7 +303,10 @@ def test_a_config_file_sets_the_run_and_flags_win(server, state, bench, tmp_path
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("model: m\ntemprature: 0.3\n", "field temprature: Extra inputs"),
+        (
+            "model: m\ntemprature: 0.3\n",
+            "bad.yaml:2: field temprature: unknown field (valid: abort_after",
+        ),
         ("model: m\ngeneration: {max_tokens: 0}\n", "field generation.max_tokens"),
         ("model: m\nbackend: ollama\n", "unknown backend 'ollama'"),
         ("- model\n", "expected a mapping"),
@@ -340,3 +343,56 @@ def test_max_retry_after_caps_what_a_server_asks_for(server, state, tmp_path):
     first, second = state.log
     assert (first["status"], second["status"]) == (429, 200)
     assert 0.3 <= second["t"] - first["t"] < 1.5
+
+
+def test_a_documented_variable_is_read_and_named_when_bad(server, state, tmp_path, monkeypatch):
+    monkeypatch.setenv("CRYSTALBENCH_IMAGE_MAX_SIDE", "huge")
+    result = runner.invoke(app, infer_args(server, tmp_path / "p.jsonl", "--limit", "1"))
+    assert result.exit_code == 2, result.output
+    assert "field max_image_side" in result.output
+    assert "(from the environment variable CRYSTALBENCH_IMAGE_MAX_SIDE)" in result.output
+    monkeypatch.setenv("CRYSTALBENCH_IMAGE_MAX_SIDE", "300")
+    out = tmp_path / "p.jsonl"
+    result = runner.invoke(app, infer_args(server, out, "--limit", "1"))
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "p.inference.json").read_text())
+    assert manifest["config"]["max_image_side"] == 300
+    out = tmp_path / "q.jsonl"
+    flag = runner.invoke(app, infer_args(server, out, "--limit", "1", "--max-image-side", "200"))
+    assert flag.exit_code == 0, flag.output
+    manifest = json.loads((tmp_path / "q.inference.json").read_text())
+    assert manifest["config"]["max_image_side"] == 200  # the flag wins over the variable
+
+
+def test_run_reads_a_scoring_section_and_the_old_score_config(server, state, tmp_path, monkeypatch):
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"model: {MODEL}\nbenchmark: sample\nbase_urls: [{server.base_url}]\nlimit: 2\n"
+        "report: false\nscoring:\n  encoder: hash\n  threshold: 0.5\n"
+    )
+    out = tmp_path / "run"
+    args = ["run", "--config", str(config), "-o", str(out), "--no-progress", "--tau", "0.6"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["config"]["encoder"], summary["config"]["threshold"]) == ("hash", 0.6)
+    assert not (out / "report.html").exists()
+    assert summary["config"]["cache_dir"] == str(tmp_path / "cache")
+
+    scoring = tmp_path / "scoring.yaml"
+    scoring.write_text("encoder: hash\nalpha: 0.1\n")
+    old = [
+        *("run", "-m", MODEL, "-b", "sample", "--base-url", server.base_url, "--limit", "2"),
+        *("--out-dir", str(tmp_path / "old"), "--score-config", str(scoring), "--no-report"),
+        *("--encoder-device", "cpu", "--no-progress"),
+    ]
+    result = runner.invoke(app, old)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        "warning: --out-dir is deprecated; use --out",
+        "warning: --encoder-device is deprecated; use --device",
+        "warning: --score-config is deprecated; use a scoring: section in --config",
+    ]
+    written = json.loads((tmp_path / "old" / "summary.json").read_text())["config"]
+    assert (written["encoder"], written["alpha"], written["device"]) == ("hash", 0.1, "cpu")

@@ -9,12 +9,13 @@ import pytest
 from pydantic import ValidationError
 
 from crystalbench import settings
-from crystalbench.config import load_config
+from crystalbench.config import load_config, load_config_with_overrides
 from crystalbench.data import load_benchmark
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.inference import (
     GenerationSettings,
     InferenceConfig,
+    RunConfig,
     load_inference_config,
     run_benchmark,
     run_inference,
@@ -157,11 +158,10 @@ def test_run_inference_passes_the_config_to_the_runner(bench, tmp_path):
 def test_run_benchmark_infers_scores_and_reports_in_one_folder(bench, tmp_path):
     item = bench.items[0]
     perfect = json.dumps({"reasoning_steps": item.reference_steps, "answer": item.answer})
-    config = InferenceConfig(model="scripted", benchmark="sample", limit=3)
+    config = RunConfig(model="scripted", benchmark="sample", limit=3, scoring=HASH_CONFIG)
     seen = []
     done = run_benchmark(
         config,
-        HASH_CONFIG,
         tmp_path / "run",
         benchmark=bench,
         backend=ScriptedBackend({item.id: perfect, "*": ANSWER}),
@@ -179,16 +179,36 @@ def test_run_benchmark_infers_scores_and_reports_in_one_folder(bench, tmp_path):
     assert seen == [done.inference]
     assert done.scores.summary.n_items == 3
     assert done.scores.items[0].f1 == 1.0
-    assert json.loads((folder / "summary.json").read_text())["n_items"] == 3
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["n_items"] == 3
+    assert summary["config"]["encoder"] == "hash"  # config.scoring scored it
     recorded = json.loads((folder / "inference.json").read_text())["config"]
-    assert InferenceConfig.model_validate(recorded) == config
+    assert InferenceConfig.model_validate(recorded) == config.inference()
+    assert "scoring" not in recorded  # inference.json records the inference part alone
 
     without = run_benchmark(
-        config, HASH_CONFIG, tmp_path / "bare", benchmark=bench,
-        backend=ScriptedBackend({"*": ANSWER}), report=False,
+        config.model_copy(update={"report": False}), tmp_path / "bare", benchmark=bench,
+        backend=ScriptedBackend({"*": ANSWER}),
     )  # fmt: skip
     assert without.report is None
     assert not (tmp_path / "bare" / "report.html").exists()
+
+
+def test_a_run_config_file_holds_inference_fields_and_a_scoring_section(tmp_path, monkeypatch):
+    path = tmp_path / "run.yaml"
+    path.write_text("model: m\nlimit: 4\nscoring:\n  encoder: hash\n  threshold: 0.5\n")
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    config = load_config_with_overrides(RunConfig, path, {"scoring.threshold": 0.6})
+    assert (config.limit, config.scoring.encoder, config.scoring.threshold) == (4, "hash", 0.6)
+    assert config.scoring.cache_dir == str(tmp_path / "cache")  # a nested model's variable
+    path.write_text("model: m\nscoring:\n  threshold: 3\n")
+    with pytest.raises(InputError) as error:
+        load_config_with_overrides(RunConfig, path, {})
+    assert (error.value.path, error.value.line, error.value.field) == (
+        str(path),
+        3,
+        "scoring.threshold",
+    )
 
 
 def _bench_with_outside_image(tmp_path):

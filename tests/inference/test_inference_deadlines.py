@@ -62,8 +62,9 @@ def test_a_dripping_server_cannot_hold_a_request_past_the_timeout(server, state,
     out = tmp_path / "p.jsonl"
     chat = OpenAIChatBackend(MODEL, [server.base_url], timeout=2.0)
     started = time.monotonic()
+    no_preflight = InferenceConfig(model=MODEL, preflight=False)
     summary = infer(
-        bench.subset(ids=[item.id]), chat, out, retry=RetryPolicy(max_attempts=1), preflight=False
+        bench.subset(ids=[item.id]), chat, out, no_preflight, retry=RetryPolicy(max_attempts=1)
     )
     elapsed = time.monotonic() - started
     record = record_of(out, item.id)
@@ -89,8 +90,8 @@ def test_a_request_cut_at_the_deadline_is_retried(server, state, bench, tmp_path
         bench.subset(ids=[item.id]),
         chat,
         out,
+        InferenceConfig(model=MODEL, preflight=False),
         retry=RetryPolicy(base_delay=0.01, max_delay=0.02),
-        preflight=False,
     )
     record = record_of(out, item.id)
     assert record["error"] is None

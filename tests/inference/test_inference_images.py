@@ -20,7 +20,7 @@ from PIL import Image
 
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import ImageError
-from crystalbench.inference import infer
+from crystalbench.inference import InferenceConfig, infer
 from crystalbench.inference.backends.scripted import ScriptedBackend
 from crystalbench.inference.images import PreparedImage
 from crystalbench.settings import IMAGE_MAX_SIDE
@@ -137,7 +137,7 @@ def test_infer_sends_downscaled_images_and_records_bad_ones_as_errors(tmp_path, 
     )
     backend = ScriptedBackend({"*": ANSWER})
     out = tmp_path / "p.jsonl"
-    summary = infer(bench, backend, out, abort_after=0)
+    summary = infer(bench, backend, out, InferenceConfig(model=backend.model, abort_after=0))
     assert backend.calls == ["big"]
     assert sent_size(backend.requests[0].image.data_url(backend.requests[0].image_max_side)) == (
         256,

@@ -11,7 +11,7 @@ import types
 import pytest
 
 from crystalbench.data import load_benchmark
-from crystalbench.inference import GenerationSettings, infer, load_prompt
+from crystalbench.inference import GenerationSettings, InferenceConfig, infer, load_prompt
 from crystalbench.inference.backends.base import BackendUnavailableError
 
 pytest.importorskip("torch")
@@ -45,7 +45,7 @@ def test_transformers_backend_generates_for_two_sample_items(tiny, two_items, tm
     )
     out = tmp_path / "p.jsonl"
     settings = GenerationSettings(temperature=0.0, max_tokens=6)
-    summary = infer(two_items, backend, out, settings=settings)
+    summary = infer(two_items, backend, out, InferenceConfig(model="tiny", generation=settings))
 
     assert summary.n_ok == 2
     assert summary.n_errors == 0
@@ -100,7 +100,7 @@ def test_transformers_loads_a_saved_model_folder(tiny, two_items, tmp_path):
         two_items.subset(limit=1),
         backend,
         tmp_path / "p.jsonl",
-        settings=GenerationSettings(temperature=0.0, max_tokens=3),
+        InferenceConfig(model="tiny", generation={"temperature": 0.0, "max_tokens": 3}),
     )
     assert summary.n_ok == 1
 
@@ -168,7 +168,7 @@ def test_vllm_backend_uses_llm_chat_with_data_urls(two_items, tmp_path, monkeypa
     assert calls["engine"]["max_model_len"] == 8192
     out = tmp_path / "p.jsonl"
     settings = GenerationSettings(temperature=0.2, max_tokens=64, top_p=0.9, seed=3)
-    summary = infer(two_items, backend, out, settings=settings)
+    summary = infer(two_items, backend, out, InferenceConfig(model="m", generation=settings))
     assert summary.n_ok == 2
     ((messages, params, use_tqdm, _),) = calls["chats"]  # one call for the whole selection
     assert len(messages) == 2

@@ -16,7 +16,7 @@ from PIL import Image
 from crystalbench.data import load_benchmark
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import UnknownNameError
-from crystalbench.inference import RetryPolicy, infer
+from crystalbench.inference import InferenceConfig, RetryPolicy, infer
 from crystalbench.inference import images as images_module
 from crystalbench.inference.backends.base import BackendUnavailableError, InferenceAbortedError
 from crystalbench.inference.backends.openai_compat import OpenAIChatBackend
@@ -101,7 +101,8 @@ def test_sampling_settings_are_sent(server, state, bench, tmp_path):
     chat.extra_body = {"top_k": 3}
     original = chat.body
     chat.body = lambda request: sent.append(original(request)) or sent[-1]  # type: ignore[method-assign]
-    infer(bench.subset(limit=1), chat, tmp_path / "p.jsonl", settings=settings)
+    config = InferenceConfig(model=chat.model, generation=settings)
+    infer(bench.subset(limit=1), chat, tmp_path / "p.jsonl", config)
     (raw,) = sent
     body = json.loads(raw)
     assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (
@@ -231,7 +232,8 @@ def test_an_image_too_large_even_downscaled_is_an_error_record(server, state, tm
 
 def test_max_image_side_downscales_before_sending(server, state, tmp_path):
     bench = big_image_benchmark(tmp_path, (1500, 900))
-    infer(bench, backend(server), tmp_path / "p.jsonl", image_max_side=300)
+    capped = InferenceConfig(model="m", max_image_side=300)
+    infer(bench, backend(server), tmp_path / "p.jsonl", capped)
     assert [tuple(e["image"]) for e in state.log] == [(300, 180)]
 
 

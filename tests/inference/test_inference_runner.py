@@ -11,7 +11,13 @@ import pytest
 from crystalbench.data import load_benchmark
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import InputError
-from crystalbench.inference import GenerationSettings, RetryPolicy, infer, load_prompt
+from crystalbench.inference import (
+    GenerationSettings,
+    InferenceConfig,
+    RetryPolicy,
+    infer,
+    load_prompt,
+)
 from crystalbench.inference.backends.base import (
     BackendError,
     Completion,
@@ -113,7 +119,8 @@ def test_error_records_are_kept_until_retry_errors(bench, tmp_path):
             return await super().complete(request)
 
     retrying = Watching({"*": ANSWER})
-    summary = infer(bench.subset(limit=4), retrying, out, retry_errors=True)
+    again = InferenceConfig(model=retrying.model, retry_errors=True)
+    summary = infer(bench.subset(limit=4), retrying, out, again)
     assert retrying.calls == [broken]
     assert summary.n_retried_errors == 1
     assert summary.n_ok == 1
@@ -126,16 +133,17 @@ def test_another_configuration_is_refused_unless_allowed(bench, tmp_path):
     out = tmp_path / "p.jsonl"
     infer(bench.subset(limit=2), ScriptedBackend({"*": ANSWER}, model="model-a"), out)
     for backend, settings in [
-        (ScriptedBackend({"*": ANSWER}, model="model-b"), None),
+        (ScriptedBackend({"*": ANSWER}, model="model-b"), GenerationSettings()),
         (ScriptedBackend({"*": ANSWER}, model="model-a"), GenerationSettings(temperature=0.7)),
     ]:
+        config = InferenceConfig(model=backend.model, generation=settings)
         with pytest.raises(InputError, match="another configuration"):
-            infer(bench.subset(limit=3), backend, out, settings=settings)
+            infer(bench.subset(limit=3), backend, out, config)
     summary = infer(
         bench.subset(limit=3),
         ScriptedBackend({"*": ANSWER}, model="model-b"),
         out,
-        allow_mixed=True,
+        InferenceConfig(model="model-b", allow_mixed=True),
     )
     assert summary.n_run == 1
     assert {r["model"] for r in records(out).values()} == {"model-a", "model-b"}
@@ -160,7 +168,7 @@ def test_a_run_whose_first_items_all_fail_is_stopped(bench, tmp_path):
     out = tmp_path / "p.jsonl"
     backend = ScriptedBackend({}, max_in_flight=2)  # every item: not_scripted
     with pytest.raises(InferenceAbortedError, match="first 5 items all failed"):
-        infer(bench, backend, out, abort_after=5)
+        infer(bench, backend, out, InferenceConfig(model=backend.model, abort_after=5))
     assert 5 <= len(ids_in(out)) < len(bench)
 
 
@@ -185,7 +193,7 @@ def test_an_unreadable_image_fails_its_item_only(tmp_path):
     )
     out = tmp_path / "p.jsonl"
     backend = ScriptedBackend({"*": ANSWER})
-    summary = infer(bench, backend, out, abort_after=0)
+    summary = infer(bench, backend, out, InferenceConfig(model=backend.model, abort_after=0))
     assert backend.calls == ["1"]
     assert summary.errors_by_kind == {"image": 2}
     got = records(out)
@@ -304,7 +312,7 @@ def test_a_failed_preflight_leaves_the_file_untouched(bench, tmp_path):
 
     refusing = Refusing({"*": ANSWER})
     with pytest.raises(InferenceAbortedError, match="refused"):
-        infer(bench.subset(limit=3), refusing, out, retry_errors=True)
+        infer(bench.subset(limit=3), refusing, out, InferenceConfig(model="m", retry_errors=True))
     assert out.read_bytes() == before  # the error record to retry is still there
     assert refusing.calls == []
     assert refusing.closed

@@ -50,7 +50,7 @@ def installed(tmp_path_factory) -> Path:
         [
             "integrations",
             "lmms-eval",
-            "--install",
+            "--out",
             str(tmp_path_factory.mktemp("tasks")),
             "-b",
             "sample",

@@ -195,7 +195,7 @@ def test_cli_scores_other_harness_files(tmp_path):
     assert (a["match_f1"], a["accuracy"]) == (b["match_f1"], b["accuracy"])
     # Named explicitly, and several sets at once (each read in its own format).
     named = runner.invoke(
-        app, [*base, "--format", "vlmevalkit", "-p", str(TSV), "-o", str(tmp_path / "tsv")]
+        app, [*base, "--input-format", "vlmevalkit", "-p", str(TSV), "-o", str(tmp_path / "tsv")]
     )
     assert named.exit_code == 0, named.output
     many = runner.invoke(
@@ -234,7 +234,7 @@ def test_cli_exit_2_with_the_line_when_ids_do_not_map(tmp_path):
             "sample",
             "--encoder",
             "hash",
-            "--format",
+            "--input-format",
             "vlm",
             "-p",
             str(TSV),

@@ -581,7 +581,7 @@ def test_cli_leaderboard_formats(two_runs, tmp_path):
     runner = CliRunner()
     result = runner.invoke(
         app,
-        ["leaderboard", str(two_runs[0]), str(two_runs[1]), "--format", "csv", "--resamples", "50"],
+        ["leaderboard", *map(str, two_runs), "--output-format", "csv", "--resamples", "50"],
     )
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
@@ -592,15 +592,20 @@ def test_cli_leaderboard_formats(two_runs, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert out.read_text().index("model-b") < out.read_text().index("model-a")
-    result = runner.invoke(app, ["leaderboard", str(two_runs[0]), "--format", "xlsx"])
+    result = runner.invoke(app, ["leaderboard", str(two_runs[0]), "--output-format", "xlsx"])
     assert result.exit_code == 2
-    assert "unknown leaderboard format 'xlsx'" in result.output
+    assert "field output_format: Input should be 'md', 'csv' or 'tex'" in result.output
+    assert "(from --output-format xlsx)" in result.output
+    old = runner.invoke(app, ["leaderboard", str(two_runs[0]), "--format", "csv"])
+    assert old.exit_code == 0, old.output  # the old spelling, for a release, with a notice
+    assert old.stderr == "warning: --format is deprecated; use --output-format\n"
+    assert old.stdout.startswith("model,")
 
 
 def test_cli_compare_prints_tests_and_writes_json(two_runs, tmp_path):
     out = tmp_path / "cmp.json"
     result = CliRunner().invoke(
-        app, ["compare", *map(str, two_runs), "--resamples", "100", "--json", str(out)]
+        app, ["compare", *map(str, two_runs), "--resamples", "100", "-o", str(out)]
     )
     assert result.exit_code == 0, result.output
     assert "Match F1" in result.stdout
@@ -616,7 +621,7 @@ def test_cli_compare_warns_on_different_items(tmp_path):
     result = CliRunner().invoke(app, ["compare", str(a), str(b), "--resamples", "20"])
     assert result.exit_code == 0, result.output
     assert "only the 2 they share" in result.output
-    result = CliRunner().invoke(app, ["compare", str(a), str(b), "--strict"])
+    result = CliRunner().invoke(app, ["compare", str(a), str(b), "--same-items"])
     assert result.exit_code == 2
 
 

@@ -109,7 +109,10 @@ def test_skipping_the_leakage_check_must_be_explicit():
 
 
 def test_unknown_option_names_the_field(tmp_path):
-    with pytest.raises(InputError, match=r"grpo\.learning_rat: unknown option"):
+    expected = (
+        r"train\.yaml:4: field grpo\.learning_rat: unknown field; did you mean 'learning_rate'"
+    )
+    with pytest.raises(InputError, match=expected):
         load_train_config(write(tmp_path, minimal(grpo={"learning_rat": 1e-6})))
 
 

@@ -211,16 +211,22 @@ def test_crystal_score_matcher_judge_and_agreement_with_the_judge(tmp_path, cach
 
 
 def test_matcher_judge_needs_an_endpoint():
-    with pytest.raises(ValueError, match="needs matcher_judge"):
+    with pytest.raises(ValueError, match="needs an endpoint"):
         ScoreConfig(matcher="judge")
-    from crystalbench.cli.score import score_config
+    from crystalbench.config_loader import Given, build_config
+
+    def flags(**values):
+        return {name: Given(value, "--" + name) for name, value in values.items()}
 
     with pytest.raises(InputError, match="needs an endpoint"):
-        score_config(None, matcher="judge")
-    config = score_config(None, matcher="judge", judge_url="http://x/v1", judge_model="m")
+        build_config(ScoreConfig, flags=flags(matcher="judge"))
+    config = build_config(
+        ScoreConfig,
+        flags=flags(matcher="judge", **{"judge.url": "http://x/v1", "judge.model": "m"}),
+    )
     assert config.matcher_judge.url == "http://x/v1"  # shared with the answer judge
-    with pytest.raises(InputError, match="go together"):
-        score_config(None, matcher="judge", matcher_url="http://x/v1")
+    with pytest.raises(InputError, match=r"field matcher_judge.model: required with"):
+        build_config(ScoreConfig, flags=flags(matcher="judge", **{"matcher_judge.url": "http://x"}))
 
 
 def test_the_ablation_refuses_the_judge_matcher():

@@ -1,43 +1,67 @@
-"""``crystal cache``: where the embedding cache lives, how big it is, and clearing it."""
+"""``crystal cache``: where the embedding cache lives, how big it is, and clearing it.
+
+Neither command creates a cache: on a folder without one they say so.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
+from crystalbench.cli.apps import new_app
 from crystalbench.cli.common import console, handle_errors
 
-app = typer.Typer(help="Inspect or clear the on-disk embedding cache.", no_args_is_help=True)
+app = new_app(help="Inspect or clear the on-disk embedding cache.", no_args_is_help=True)
+
+CacheDir = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        metavar="FOLDER",
+        help="Embedding cache folder",
+        show_default="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
+    ),
+]
 
 
 @app.command("info")
 @handle_errors
-def info(
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder")] = None,
-) -> None:
-    """Show the cache location, size and entries per encoder."""
+def info(cache_dir: CacheDir = None) -> None:
+    """Show the cache location, size and entries per encoder identity."""
     from crystalbench.encoders import EmbeddingStore
 
-    store = EmbeddingStore.default(cache_dir)
-    stats = store.stats()
+    path = EmbeddingStore.default_path(cache_dir)
+    if not path.is_file():
+        console.print(f"no embedding cache at {path} (nothing cached there yet)", highlight=False)
+        return
+    stats = EmbeddingStore(path).stats()
     size = stats.pop("__bytes__")
-    console.print(f"cache file: {store.path}")
+    console.print(f"cache file: {path}", highlight=False)
     console.print(f"size: {size / 1e6:.1f} MB")
     for encoder, count in sorted(stats.items()):
-        console.print(f"  {encoder}: {count} embeddings")
+        console.print(f"  {encoder}: {count} embeddings", highlight=False)
 
 
 @app.command("clear")
 @handle_errors
 def clear(
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder")] = None,
-    encoder: Annotated[str | None, typer.Option(help="Only this encoder identity")] = None,
+    cache_dir: CacheDir = None,
+    encoder: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            metavar="IDENTITY",
+            help="Only this encoder's embeddings (its identity, as `crystal cache info` lists it)",
+            show_default="every encoder",
+        ),
+    ] = None,
 ) -> None:
     """Delete cached embeddings (all, or one encoder identity's)."""
     from crystalbench.encoders import EmbeddingStore
 
-    store = EmbeddingStore.default(cache_dir)
-    removed = store.clear(encoder)
-    console.print(f"removed {removed} embeddings from {store.path}")
+    path = EmbeddingStore.default_path(cache_dir)
+    if not path.is_file():
+        console.print(f"no embedding cache at {path}: nothing to clear", highlight=False)
+        return
+    removed = EmbeddingStore(path).clear(encoder)
+    console.print(f"removed {removed} embeddings from {path}", highlight=False)

@@ -6,10 +6,11 @@ import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from crystalbench.errors import CrystalbenchError
@@ -24,16 +25,37 @@ EXIT_INPUT = 2
 """Exit code for bad input (files, names, configs)."""
 
 
+ShowProgress = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Progress bars (on a terminal)")
+]
+"""The ``--progress/--no-progress`` option (one meaning everywhere)."""
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors")]
+"""The ``-q/--quiet`` option: no progress bars, no tables, no notes; errors still print."""
+
+PORT_RANGE = {"min": 0, "max": 65535}
+"""What ``--port`` takes, in every command that listens (``typer.Option(**PORT_RANGE)``):
+``--port 99999`` is a usage error (exit 2), not a traceback from ``bind``."""
+
+
 def handle_errors(func: F) -> F:
-    """Turn our own errors into a one-line message and exit code 2 (no traceback)."""
+    """Turn our own errors into a one-line message and exit code 2 (no traceback).
+
+    A command called with ``quiet=True`` (the ``--quiet`` option) prints nothing on stdout
+    while it runs.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        quiet = console.quiet
+        console.quiet = quiet or bool(kwargs.get("quiet"))
         try:
             return func(*args, **kwargs)
         except CrystalbenchError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+            # The message is text, not markup: "pip install 'crystalbench[embed]'" stays whole.
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
             raise typer.Exit(EXIT_INPUT) from None
+        finally:
+            console.quiet = quiet
 
     return wrapper  # type: ignore[return-value]
 

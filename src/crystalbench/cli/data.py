@@ -7,16 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
+from crystalbench.cli.apps import new_app
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import Quiet, console, err_console, handle_errors, progress_hook
+from crystalbench.cli.flags import Flag
+from crystalbench.data.loading import HUB_SPLIT
+from crystalbench.data.sources.records import BuildSpec
 
-data_app = typer.Typer(
+data_app = new_app(
     help="Item sets from source datasets (build, merge, stats, sources) and the leakage check.",
     no_args_is_help=True,
-    add_completion=False,
 )
 
 EXIT_LEAK = 1
@@ -27,60 +31,101 @@ if TYPE_CHECKING:
 
 SOURCE_HELP = "mathvision, scienceqa-img, realworldqa, mmvp, plotqa or textvqa"
 
+BUILD_FLAGS: tuple[Flag, ...] = (
+    Flag("source", ("SOURCE",), SOURCE_HELP, argument=True, required=True),
+    Flag(
+        "location",
+        ("--from",),
+        "Hub id or a local copy in the source's published layout (see `crystal data sources`)",
+        metavar="LOCATION",
+        default_text="the source's hub id",
+        param_name="location",
+    ),
+    Flag(
+        "split",
+        ("--split",),
+        "Upstream split",
+        metavar="SPLIT",
+        default_text="the source's",
+    ),
+    Flag(
+        "manifest",
+        ("--manifest",),
+        "Take exactly these upstream ids (JSON list, DIR/manifest.json, or one id per line)",
+        metavar="FILE",
+        default_text="none",
+    ),
+    Flag(
+        "sample",
+        ("--sample",),
+        "Take a seeded sample of N rows stratified by the source's strata (PlotQA: question "
+        "template x plot type)",
+        kind=int,
+        metavar="N",
+        default_text="every row",
+    ),
+    Flag("seed", ("--seed",), "Seed of --sample (recorded in build.json)", kind=int),
+    Flag(
+        "limit",
+        ("--limit",),
+        "Only the first N items",
+        kind=int,
+        metavar="N",
+        default_text="all",
+    ),
+    Flag(
+        "revision",
+        ("--revision",),
+        "Hub revision to load (or that a local snapshot must be at)",
+        metavar="REVISION",
+        default_text="the default branch",
+    ),
+    Flag(
+        "hub_config",
+        ("--hub-config",),
+        "Hub configuration, overriding the source's default",
+        metavar="NAME",
+        default_text="the source's",
+    ),
+    Flag(
+        "corrections",
+        ("--corrections/--no-corrections",),
+        "MMVP: apply the packaged ground-truth corrections (each with its source)",
+        kind=bool,
+    ),
+    Flag(
+        "lenient",
+        ("--lenient/--strict",),
+        "Skip malformed rows (listed in build.json) instead of stopping",
+        kind=bool,
+        deprecated=("--no-lenient",),
+    ),
+)
+"""The options of ``crystal data build`` (one :class:`BuildSpec` field each)."""
+
+ItemSetOut = Annotated[
+    Path, typer.Option("--out", "-o", metavar="FOLDER", help="Item set folder to write")
+]
+Overwrite = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite/--no-overwrite",
+        help="Replace an existing item set at --out (once the new one is done)",
+    ),
+]
+JsonOut = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--out", "-o", metavar="FILE", help="Also write it as JSON here", show_default="none"
+    ),
+]
+
 
 @data_app.command("build")
 @handle_errors
+@configured(BuildSpec, BUILD_FLAGS, config_help="YAML, JSON or TOML file with BuildSpec fields")
 def build_command(
-    source: Annotated[str, typer.Argument(help=SOURCE_HELP)],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Item set folder to write")],
-    location: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            help="Hub id (default: the source's canonical one) or a local copy in the "
-            "source's published layout (see `crystal data sources`)",
-        ),
-    ] = None,
-    split: Annotated[
-        str | None, typer.Option(help="Upstream split (default: the source's)")
-    ] = None,
-    manifest: Annotated[
-        Path | None,
-        typer.Option(
-            help="Take exactly these upstream ids (JSON list, DIR/manifest.json, or "
-            "one id per line)"
-        ),
-    ] = None,
-    sample: Annotated[
-        int | None,
-        typer.Option(
-            help="Take a seeded sample of N rows stratified by the source's strata "
-            "(PlotQA: question template x plot type)"
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of --sample")] = 0,
-    limit: Annotated[int | None, typer.Option(help="Stop after N items")] = None,
-    revision: Annotated[
-        str | None,
-        typer.Option(help="Hub revision to load (or that a local snapshot must be at)"),
-    ] = None,
-    hub_config: Annotated[
-        str | None, typer.Option(help="Hub configuration, overriding the source's default")
-    ] = None,
-    corrections: Annotated[
-        bool,
-        typer.Option(
-            "--corrections/--no-corrections",
-            help="MMVP: apply the packaged ground-truth corrections (each with its source)",
-        ),
-    ] = True,
-    lenient: Annotated[
-        bool,
-        typer.Option(help="Skip malformed rows (listed in build.json) instead of stopping"),
-    ] = False,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace an existing item set at --out (once the new one is done)")
-    ] = False,
+    out: ItemSetOut, config: BuildSpec, overwrite: Overwrite = False, quiet: Quiet = False
 ) -> None:
     """Turn one split of a source dataset into an item set (DIR/items.jsonl, DIR/images/).
 
@@ -88,23 +133,10 @@ def build_command(
     DIR/build.json records location, revision, manifest, counts and every skipped row.
     DIR/manifest.json lists the upstream ids taken (reuse it with --manifest).
     """
-    from crystalbench.data.sources import BuildSpec, build_item_set
+    from crystalbench.data.sources import build_item_set
 
-    spec = BuildSpec(
-        source=source,
-        location=location,
-        split=split,
-        manifest=str(manifest) if manifest is not None else None,
-        sample=sample,
-        seed=seed,
-        limit=limit,
-        revision=revision,
-        hub_config=hub_config,
-        corrections=corrections,
-        lenient=lenient,
-    )
-    with progress_hook() as hook:
-        record = build_item_set(spec, out, overwrite=overwrite, progress=hook)
+    with progress_hook(not quiet) as hook:
+        record = build_item_set(config, out, overwrite=overwrite, progress=hook)
     _print_build(record, out)
 
 
@@ -137,16 +169,19 @@ def _print_build(record: BuildRecord, out: Path) -> None:
 @data_app.command("merge")
 @handle_errors
 def merge_command(
-    inputs: Annotated[list[Path], typer.Argument(help="Item set folders, in order")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Merged item set folder to write")],
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace an existing item set at --out (once the new one is done)")
-    ] = False,
+    inputs: Annotated[
+        list[Path], typer.Argument(metavar="ITEM_SETS", help="Item set folders, in order")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FOLDER", help="Merged item set folder to write")
+    ],
+    overwrite: Overwrite = False,
+    quiet: Quiet = False,
 ) -> None:
     """Combine item sets into one; ids stay unique as source/upstream-id."""
     from crystalbench.data.sources import merge_item_sets
 
-    with progress_hook() as hook:
+    with progress_hook(not quiet) as hook:
         record = merge_item_sets(inputs, out, overwrite=overwrite, progress=hook)
     for entry in record.inputs:
         console.print(
@@ -158,31 +193,59 @@ def merge_command(
     console.print(f"merged: {record.items} items in {out}{renamed}", highlight=False)
 
 
+OldBenchmarkArgument = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Argument(metavar="BENCHMARK", hidden=True, show_default=False),
+]
+"""The benchmark as a positional argument: the old spelling, kept for a release."""
+
+
 @data_app.command("stats")
 @handle_errors
 def stats_command(
-    spec: Annotated[
-        str,
-        typer.Argument(help="An item set folder, or any benchmark (sample, hub id, JSONL, ...)"),
-    ],
-    split: Annotated[str, typer.Option(help="Hub split of a hub benchmark")] = "test",
-    out: Annotated[Path | None, typer.Option(help="Write the statistics as JSON here")] = None,
+    benchmark: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--benchmark",
+            "-b",
+            metavar="BENCHMARK",
+            help="An item set folder, or any benchmark (sample, hub id, JSONL, ...) (required)",
+            show_default=False,
+        ),
+    ] = None,
+    split: Annotated[
+        str, typer.Option(metavar="SPLIT", help="Hub split of a hub benchmark")
+    ] = HUB_SPLIT,
+    out: JsonOut = None,
+    old_spec: OldBenchmarkArgument = None,
 ) -> None:
     """Counts by source, answer type and options; steps per item and difficulty tiers."""
-    from crystalbench.data.sources import is_item_set, read_item_set, summarize_items
+    from crystalbench.data.sources import load_items, summarize_items
 
-    if is_item_set(spec):
-        items = read_item_set(spec).items
-    else:
-        from crystalbench.data import load_benchmark
-
-        items = load_benchmark(spec, split=split).items
-    stats = summarize_items(items, spec)
+    spec = _benchmark_given(benchmark, old_spec)
+    stats = summarize_items(load_items(spec, split=split).items, spec)
     if out is not None:
         from crystalbench.io import atomic_write_json
 
         atomic_write_json(out, stats.model_dump(mode="json"))
     _print_stats(stats)
+
+
+def _benchmark_given(option: str | None, positional: str | None) -> str:
+    """``-b/--benchmark``, or the old positional spelling (with a notice)."""
+    from crystalbench.errors import InputError
+
+    if option is not None and positional is not None:
+        raise InputError("give the benchmark once, with -b/--benchmark", field="benchmark")
+    if positional is not None:
+        err_console.print(
+            "warning: the benchmark as a positional argument is deprecated; use -b/--benchmark",
+            highlight=False,
+        )
+        return positional
+    if option is None:
+        raise InputError("missing: give -b/--benchmark", field="benchmark")
+    return option
 
 
 def _print_stats(stats: ItemSetStats) -> None:
@@ -271,37 +334,55 @@ def sources_command() -> None:
 @handle_errors
 def check_leakage_command(
     train: Annotated[
-        str, typer.Argument(help="Training pool (item set, JSONL, save_to_disk, Parquet, hub)")
+        str,
+        typer.Argument(
+            metavar="TRAIN", help="Training pool (item set, JSONL, save_to_disk, Parquet, hub)"
+        ),
     ],
     benchmark: Annotated[
-        str, typer.Argument(help="Benchmark it must not contain (e.g. waybarrios/CRYSTAL)")
-    ],
-    split: Annotated[str, typer.Option(help="Hub split of the training pool")] = "train",
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--benchmark",
+            "-b",
+            metavar="BENCHMARK",
+            help="Benchmark it must not contain, e.g. waybarrios/CRYSTAL (required)",
+            show_default=False,
+        ),
+    ] = None,
+    split: Annotated[
+        str, typer.Option(metavar="SPLIT", help="Hub split of the training pool")
+    ] = "train",
     max_hamming: Annotated[
-        int, typer.Option(help="dHash bits that may differ for two images to count as one")
+        int,
+        typer.Option(min=0, help="dHash bits that may differ for two images to count as one"),
     ] = 4,
-    out: Annotated[Path | None, typer.Option(help="Write the full report as JSON here")] = None,
-    show: Annotated[int, typer.Option(help="Leaks to list (0: all)")] = 20,
+    out: JsonOut = None,
+    show: Annotated[int, typer.Option(min=0, metavar="N", help="Leaks to list (0: all)")] = 20,
+    old_benchmark: OldBenchmarkArgument = None,
 ) -> None:
     """Prove no training item (image hash + normalised question) is a benchmark item.
 
     Exits 1 when a training item leaks, 0 when the pool is clean, 2 on bad input.
     """
-    from rich.table import Table
-
-    from crystalbench.data import load_benchmark
-    from crystalbench.data.sources import is_item_set, item_set_benchmark
+    from crystalbench.data.sources import load_items
     from crystalbench.training.leakage import check_leakage
 
-    # An item set (crystal data build) has no references yet; read it as one.
-    pool = item_set_benchmark(train) if is_item_set(train) else load_benchmark(train, split=split)
-    bench = item_set_benchmark(benchmark) if is_item_set(benchmark) else load_benchmark(benchmark)
+    pool = load_items(train, split=split)
+    bench = load_items(_benchmark_given(benchmark, old_benchmark))
     with progress_hook() as hook:
         report = check_leakage(pool, bench, max_hamming=max_hamming, progress=hook)
     if out is not None:
         from crystalbench.io import atomic_write_text
 
         atomic_write_text(out, json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    _print_leakage(report, show)
+    if report.leaks:
+        raise typer.Exit(EXIT_LEAK)
+
+
+def _print_leakage(report: Any, show: int) -> None:
+    from rich.table import Table
+
     console.print(
         f"{report.n_train} training items checked against {report.n_benchmark} benchmark items "
         f"({report.benchmark}, fingerprint {report.benchmark_fingerprint})"
@@ -310,17 +391,15 @@ def check_leakage_command(
         f"leaks: {len(report.leaks)}   same image, other question: {report.n_image_only}   "
         f"same question, other image: {report.n_question_only}"
     )
-    if report.leaks:
-        table = Table(title="leaked training items")
-        for column in ("train id", "benchmark id", "reason", "dHash distance"):
-            table.add_column(column)
-        listed = report.leaks if show == 0 else report.leaks[:show]
-        for match in listed:
-            distance = "" if match.image_distance is None else str(match.image_distance)
-            table.add_row(match.train_id, match.benchmark_id, match.reason, distance)
-        console.print(table)
-        err_console.print(
-            f"[bold red]{len(report.leaks)} training item(s) leak into the benchmark[/]"
-        )
-        raise typer.Exit(EXIT_LEAK)
-    console.print("[bold green]clean[/]: no training item is a benchmark item")
+    if not report.leaks:
+        console.print("[bold green]clean[/]: no training item is a benchmark item")
+        return
+    table = Table(title="leaked training items")
+    for column in ("train id", "benchmark id", "reason", "dHash distance"):
+        table.add_column(column)
+    listed = report.leaks if show == 0 else report.leaks[:show]
+    for match in listed:
+        distance = "" if match.image_distance is None else str(match.image_distance)
+        table.add_row(match.train_id, match.benchmark_id, match.reason, distance)
+    console.print(table)
+    err_console.print(f"[bold red]{len(report.leaks)} training item(s) leak into the benchmark[/]")

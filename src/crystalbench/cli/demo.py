@@ -7,65 +7,70 @@ from typing import Annotated
 
 import typer
 
-from crystalbench.cli.common import console, handle_errors, leaderboard_table, progress_hook
+from crystalbench.cli.common import (
+    Quiet,
+    ShowProgress,
+    console,
+    handle_errors,
+    leaderboard_table,
+    progress_hook,
+)
 from crystalbench.defaults import OFFLINE_ENCODER
 
 
 @handle_errors
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where results go")] = Path(
-        "crystal-demo"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FOLDER", help="Where results go")
+    ] = Path("crystal-demo"),
     encoder: Annotated[
-        str, typer.Option(help="Encoder (default: the bundled offline MiniLM)")
+        str, typer.Option(metavar="NAME", help="Sentence encoder (the bundled offline MiniLM)")
     ] = OFFLINE_ENCODER,
-    progress: Annotated[bool, typer.Option(help="Show progress bars")] = True,
-    report: Annotated[bool, typer.Option(help="Write the HTML report")] = True,
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Write OUT/report.html")
+    ] = True,
+    progress: ShowProgress = True,
+    quiet: Quiet = False,
 ) -> None:
     """Score the sample benchmark's model styles offline and print the paper's Table 2 columns."""
     from crystalbench.config import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
-    from crystalbench.encoders import load_encoder
-    from crystalbench.predictions import load_predictions
-    from crystalbench.scoring import evaluate
+    from crystalbench.scoring_job import ScoreJob, score_job
 
     bench = load_benchmark("sample")
-    config = ScoreConfig(encoder=encoder)
-    shared_encoder = load_encoder(encoder)
-    rows = []
-    files = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))
+    sets = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))
+    job = ScoreJob(
+        benchmark="sample",
+        predictions=[f"{path.stem}={path}" for path in sets],
+        scoring=ScoreConfig(encoder=encoder),
+    )
     console.print(
-        f"[bold]crystalbench demo[/]: {len(files)} model styles on the bundled sample "
+        f"[bold]crystalbench demo[/]: {len(sets)} model styles on the bundled sample "
         f"({len(bench)} items), encoder [bold]{encoder}[/]"
     )
-    with progress_hook(progress) as hook:
-        for file in files:
-            preds = load_predictions(file)
-            run = evaluate(
-                bench, preds, config, encoder=shared_encoder, progress=hook, out_dir=out / file.stem
-            )
-            rows.append((file.stem, run.summary))
+    with progress_hook(progress and not quiet) as hook:
+        done = score_job(job, out, benchmark=bench, progress=hook)
+    rows = [(name, run.summary) for name, run in done.runs.items()]
     console.print(leaderboard_table(rows, title="CRYSTAL sample leaderboard"))
-    report_path = None
     if report:
         from crystalbench.report import build_report
 
-        report_path = build_report(
-            [out / file.stem for file in files],
-            out / "report.html",
-            benchmark=bench,
-            title="CRYSTAL sample",
+        folders = [out / name for name in done.runs]
+        path = build_report(
+            folders, out / "report.html", benchmark=done.benchmark, title="CRYSTAL sample"
         )
+    _print_notes(encoder, out, path)
+
+
+def _print_notes(encoder: str, out: Path, report: Path | None) -> None:
     console.print(
         f"Encoder: {encoder}. These numbers are NOT comparable with the paper's, which uses "
         "all-distilroberta-v1 on the full 6,372-item benchmark; run `crystal score --encoder "
-        "all-distilroberta-v1` for paper-comparable numbers."
-    )
-    console.print(
+        "all-distilroberta-v1` for paper-comparable numbers.\n"
         "Read it as the paper does: a terse model has precision far above recall; a verbose "
         "one buys recall with precision; scrambled steps keep Match F1 but lose LIS and "
-        "Ordered F1; a right answer does not mean sound reasoning (accuracy vs Match F1)."
+        "Ordered F1; a right answer does not mean sound reasoning (accuracy vs Match F1).\n"
+        f"Per-item results with matched step pairs: {out}/<style>/examples.jsonl"
     )
-    console.print(f"Per-item results with matched step pairs: {out}/<style>/examples.jsonl")
-    if report_path is not None:
-        console.print(f"Diagnostic report (open in a browser): {report_path}")
+    if report is not None:
+        console.print(f"Diagnostic report (open in a browser): {report}")

@@ -1,65 +1,47 @@
 """``crystal infer`` (run a model over the benchmark) and ``crystal run`` (infer, score, report).
 
-Both commands take the same inference flags, declared once in :data:`INFERENCE_FLAGS`.
-Each flag sets one :class:`~crystalbench.inference.InferenceConfig` field and defaults
-to "not given", so a ``--config`` file can supply the value and an explicit flag still
-wins; the real defaults live in ``InferenceConfig`` / ``settings.py``. The commands then
-call one library function each (:func:`~crystalbench.inference.run_inference`,
+Both commands take the same inference flags, declared once in :data:`INFERENCE_FLAGS`;
+``run`` adds the scoring and report flags of :data:`RUN_FLAGS`. Each flag sets one field
+of the command's config (:class:`~crystalbench.inference.InferenceConfig`,
+:class:`~crystalbench.inference.RunConfig`); :func:`crystalbench.cli.binding.configured`
+merges them with a ``--config`` file and the documented environment variables. The
+commands then call one library function each (:func:`~crystalbench.inference.run_inference`,
 :func:`~crystalbench.inference.run_benchmark`) and print what it returns.
+
+The local model's knobs are ``--model-backend``, ``--model-device``, ``--model-dtype`` and
+``--model-batch-size``: ``--device`` is where the sentence encoder runs, in every command.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from crystalbench.cli.common import console, err_console, handle_errors, leaderboard_table
-from crystalbench.defaults import ENCODER, TAU
-from crystalbench.settings import (
-    INFER_ABORT_AFTER,
-    INFER_API_KEY_ENV,
-    INFER_CONCURRENCY,
-    INFER_FSYNC_INTERVAL,
-    INFER_MAX_ATTEMPTS,
-    INFER_MAX_RETRY_AFTER,
-    INFER_MAX_TOKENS,
-    INFER_TEMPERATURE,
-    INFER_TIMEOUT,
+from crystalbench.cli.apps import deprecated
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import (
+    Quiet,
+    ShowProgress,
+    console,
+    err_console,
+    handle_errors,
+    leaderboard_table,
 )
+from crystalbench.cli.flags import Flag, read_ids, split_commas
+from crystalbench.inference.config import InferenceConfig, RunConfig
 
-HUB_BENCHMARK = "waybarrios/CRYSTAL"
 EXIT_INCOMPLETE = 1
 """Exit code when some selected items still have no answer (error records)."""
 EXIT_INTERRUPTED = 130
 
 
 # --- flag values -> config values ------------------------------------------------------------
-def _split(value: str | None) -> list[str] | None:
-    if not value:
-        return None
-    return [part.strip() for part in value.split(",") if part.strip()] or None
-
-
-def _ids(value: str | None) -> list[str] | None:
-    from crystalbench.errors import InputError
-
-    if value and value.startswith("@"):
-        path = Path(value[1:]).expanduser()
-        if not path.is_file():
-            raise InputError("ids file not found", path=path, field="ids")
-        return [line.strip() for line in path.read_text().splitlines() if line.strip()] or None
-    return _split(value)
-
-
 def _extra_body(value: str | None) -> dict[str, Any] | None:
     from crystalbench.errors import InputError
 
@@ -74,334 +56,259 @@ def _extra_body(value: str | None) -> dict[str, Any] | None:
     return parsed
 
 
-def _option(kind: Any, *names: str, help: str) -> Any:
-    """``Annotated[Optional[kind], typer.Option(...)]``: a flag whose absence means "not given"."""
-    return Annotated[Optional[kind], typer.Option(*names, help=help)]  # noqa: UP045
-
-
-@dataclass(frozen=True)
-class ConfigFlag:
-    """One command-line flag that sets one :class:`InferenceConfig` field."""
-
-    param: str
-    """Parameter name in the command."""
-    field: str
-    """The field it sets (dotted for a nested one: ``generation.temperature``)."""
-    annotation: Any
-    """The typer annotation (type and option)."""
-    convert: Callable[[Any], Any] | None = None
-    """Turns the flag's text into the field's value (``None``: as typer parsed it)."""
-
-
-INFERENCE_FLAGS: tuple[ConfigFlag, ...] = (
-    ConfigFlag(
+INFERENCE_FLAGS: tuple[Flag, ...] = (
+    Flag(
         "model",
-        "model",
-        _option(
-            str,
-            "--model",
-            "-m",
-            help="Served model name (openai), or hub id / folder (vllm, transformers)",
-        ),
+        ("--model", "-m"),
+        "Served model name (openai), or hub id / folder (vllm, transformers)",
+        metavar="NAME",
+        required=True,
     ),
-    ConfigFlag(
+    Flag(
         "benchmark",
-        "benchmark",
-        _option(
-            str,
-            "--benchmark",
-            "-b",
-            help=f"{HUB_BENCHMARK} (default), sample, a save_to_disk folder, .parquet, .jsonl",
-        ),
+        ("--benchmark", "-b"),
+        "sample, waybarrios/CRYSTAL, a save_to_disk folder, a .parquet or .jsonl file",
+        metavar="BENCHMARK",
     ),
-    ConfigFlag(
+    Flag(
         "backend",
-        "backend",
-        _option(
-            str,
-            "--backend",
-            help="openai (default: any OpenAI-compatible endpoint), vllm (offline) or transformers",
-        ),
+        ("--model-backend",),
+        "What runs the model: openai (any OpenAI-compatible endpoint), vllm (offline) or "
+        "transformers",
+        metavar="[openai|vllm|transformers]",
+        deprecated=("--backend",),
+        param_name="model_backend",
     ),
-    ConfigFlag(
-        "base_url",
+    Flag(
         "base_urls",
-        _option(
-            list[str],
-            "--base-url",
-            help="Endpoint ending in /v1; repeat to spread requests over replicas "
-            "(default: $OPENAI_BASE_URL or the OpenAI API)",
-        ),
+        ("--base-url",),
+        "Endpoint ending in /v1; repeat to spread requests over replicas",
+        kind=list[str],
+        metavar="URL",
         convert=lambda urls: list(urls) or None,
+        default_text="$OPENAI_BASE_URL, else the OpenAI API",
+        param_name="base_url",
     ),
-    ConfigFlag(
+    Flag(
         "api_key_env",
-        "api_key_env",
-        _option(
-            str,
-            "--api-key-env",
-            help=f"Environment variable holding the API key (default {INFER_API_KEY_ENV})",
-        ),
+        ("--api-key-env",),
+        "Environment variable holding the API key (never the key itself)",
+        metavar="VARIABLE",
     ),
-    ConfigFlag(
-        "concurrency",
-        "concurrency",
-        _option(
-            int,
-            "--concurrency",
-            help=f"Requests in flight per base URL (default {INFER_CONCURRENCY})",
-        ),
-    ),
-    ConfigFlag(
+    Flag("concurrency", ("--concurrency",), "Requests in flight per base URL", kind=int),
+    Flag(
         "timeout",
-        "timeout",
-        _option(
-            float,
-            "--timeout",
-            help="Seconds one request may take in all, however slowly the server answers "
-            f"(default {INFER_TIMEOUT:g})",
-        ),
+        ("--timeout",),
+        "Seconds one request may take in all, however slowly the server answers",
+        kind=float,
+        metavar="SECONDS",
     ),
-    ConfigFlag(
+    Flag(
         "max_attempts",
-        "max_attempts",
-        _option(
-            int,
-            "--max-attempts",
-            help="Requests per item on timeouts, 429 and 5xx, with backoff "
-            f"(default {INFER_MAX_ATTEMPTS})",
-        ),
+        ("--max-attempts",),
+        "Requests per item on timeouts, 429 and 5xx, with backoff",
+        kind=int,
     ),
-    ConfigFlag(
+    Flag(
         "max_retry_after",
-        "max_retry_after",
-        _option(
-            float,
-            "--max-retry-after",
-            help="Longest Retry-After wait honoured, in seconds "
-            f"(default {INFER_MAX_RETRY_AFTER:g})",
-        ),
+        ("--max-retry-after",),
+        "Longest Retry-After wait honoured, in seconds",
+        kind=float,
+        metavar="SECONDS",
     ),
-    ConfigFlag(
-        "temperature",
-        "generation.temperature",
-        _option(float, "--temperature", help=f"Sampling temperature (default {INFER_TEMPERATURE})"),
-    ),
-    ConfigFlag(
-        "max_tokens",
-        "generation.max_tokens",
-        _option(
-            int, "--max-tokens", help=f"Maximum completion tokens (default {INFER_MAX_TOKENS})"
-        ),
-    ),
-    ConfigFlag(
-        "top_p",
+    Flag("generation.temperature", ("--temperature",), "Sampling temperature", kind=float),
+    Flag("generation.max_tokens", ("--max-tokens",), "Maximum completion tokens", kind=int),
+    Flag(
         "generation.top_p",
-        _option(float, "--top-p", help="Nucleus sampling top_p (default: the server's)"),
+        ("--top-p",),
+        "Nucleus sampling top_p",
+        kind=float,
+        default_text="the server's",
     ),
-    ConfigFlag(
-        "seed",
+    Flag(
         "generation.seed",
-        _option(int, "--seed", help="Sampling seed (default: the server's)"),
+        ("--seed",),
+        "Sampling seed sent with every request (recorded in every record)",
+        kind=int,
+        default_text="the server's",
     ),
-    ConfigFlag(
+    Flag(
         "prompt_file",
-        "prompt_file",
-        _option(
-            str,
-            "--prompt-file",
-            help="Prompt template file with {question} and {options} (default: built-in infer_v1)",
-        ),
+        ("--prompt-file",),
+        "Prompt template file with {question} and {options}",
+        metavar="FILE",
+        default_text="built-in infer_v1",
     ),
-    ConfigFlag(
+    Flag(
         "extra_body",
-        "extra_body",
-        _option(
-            str, "--extra-body", help="JSON object added to every request, e.g. '{\"top_k\": 20}'"
-        ),
+        ("--extra-body",),
+        "JSON object added to every request, e.g. '{\"top_k\": 20}'",
+        metavar="JSON",
         convert=_extra_body,
+        default_text="none",
     ),
-    ConfigFlag(
+    Flag(
         "max_image_side",
-        "max_image_side",
-        _option(
-            int,
-            "--max-image-side",
-            help="Longest image side sent; larger images are downscaled first "
-            "[default: $CRYSTALBENCH_IMAGE_MAX_SIDE, else 2048]",
-        ),
+        ("--max-image-side",),
+        "Longest image side sent; larger images are downscaled first",
+        kind=int,
+        metavar="PIXELS",
+        default_text="$CRYSTALBENCH_IMAGE_MAX_SIDE, else 2048",
     ),
-    ConfigFlag(
+    Flag(
         "image_root",
-        "image_root",
-        _option(
-            str,
-            "--image-root",
-            help="Folder item images may also lie under (besides the benchmark's own folder)",
-        ),
+        ("--image-root",),
+        "A folder item images may lie in besides the benchmark file's own folder",
+        metavar="FOLDER",
+        default_text="none",
     ),
-    ConfigFlag("limit", "limit", _option(int, "--limit", help="Only the first N selected items")),
-    ConfigFlag(
+    Flag(
         "sources",
-        "sources",
-        _option(str, "--sources", help="Comma-separated sources, e.g. mathvision,mmvp"),
-        convert=_split,
+        ("--sources",),
+        "Only items of these sources (comma-separated, e.g. mathvision,mmvp)",
+        convert=split_commas,
+        metavar="NAMES",
+        default_text="all",
     ),
-    ConfigFlag(
+    Flag(
         "ids",
-        "ids",
-        _option(str, "--ids", help="Comma-separated item ids, or @FILE with one id per line"),
-        convert=_ids,
+        ("--ids",),
+        "Only these item ids: comma-separated, or @FILE with one id per line",
+        convert=read_ids,
+        metavar="IDS|@FILE",
+        default_text="all",
     ),
-    ConfigFlag(
-        "retry_errors",
-        "retry_errors",
-        _option(bool, "--retry-errors", help="Answer error records again"),
+    Flag(
+        "limit",
+        ("--limit",),
+        "Only the first N items (after --sources and --ids)",
+        kind=int,
+        metavar="N",
+        default_text="all",
     ),
-    ConfigFlag(
+    Flag("retry_errors", ("--retry-errors",), "Answer error records again", kind=bool),
+    Flag(
         "allow_mixed",
-        "allow_mixed",
-        _option(
-            bool,
-            "--allow-mixed",
-            help="Append to a file holding another model, prompt or settings",
-        ),
+        ("--allow-mixed",),
+        "Append to a file holding another model, prompt or settings",
+        kind=bool,
     ),
-    ConfigFlag(
+    Flag(
         "preflight",
-        "preflight",
-        _option(
-            bool,
-            "--preflight/--no-preflight",
-            help="Check endpoints, key and model name before starting (default: check)",
-        ),
+        ("--preflight/--no-preflight",),
+        "Check endpoints, key and model name before starting",
+        kind=bool,
     ),
-    ConfigFlag(
+    Flag(
         "batch_size",
-        "batch_size",
-        _option(
-            int,
-            "--batch-size",
-            help="Items per generate call (vllm: 1024, 0 = all; transformers: 4)",
-        ),
+        ("--model-batch-size",),
+        "Items per generate call of a local model (0: all at once)",
+        kind=int,
+        metavar="N",
+        default_text="vllm 1024, transformers 4",
+        deprecated=("--batch-size",),
+        param_name="model_batch_size",
     ),
-    ConfigFlag(
+    Flag(
         "device",
-        "device",
-        _option(
-            str,
-            "--device",
-            help="transformers device: cuda, cuda:1, cpu, mps (default: cuda if present)",
-        ),
+        ("--model-device",),
+        "Where a transformers model runs: cuda, cuda:1, cpu, mps",
+        metavar="DEVICE",
+        default_text="cuda if present",
+        deprecated=("--device",),  # infer only: in run, --device places the encoder
+        param_name="model_device",
     ),
-    ConfigFlag(
+    Flag(
         "dtype",
-        "dtype",
-        _option(
-            str,
-            "--dtype",
-            help="auto (default), bfloat16, float16 or float32 (local backends)",
-        ),
+        ("--model-dtype",),
+        "Precision of a local model: auto, bfloat16, float16 or float32",
+        metavar="[auto|bfloat16|float16|float32]",
+        deprecated=("--dtype",),
+        param_name="model_dtype",
     ),
-    ConfigFlag(
+    Flag(
         "tensor_parallel_size",
-        "tensor_parallel_size",
-        _option(
-            int, "--tensor-parallel-size", help="vllm: GPUs to shard the model over (default 1)"
-        ),
+        ("--tensor-parallel-size",),
+        "vllm: GPUs to shard the model over",
+        kind=int,
     ),
-    ConfigFlag(
+    Flag(
         "gpu_memory_utilization",
-        "gpu_memory_utilization",
-        _option(
-            float,
-            "--gpu-memory-utilization",
-            help="vllm: share of GPU memory to use (default 0.9)",
-        ),
+        ("--gpu-memory-utilization",),
+        "vllm: share of GPU memory to use",
+        kind=float,
     ),
-    ConfigFlag(
+    Flag(
         "max_model_len",
-        "max_model_len",
-        _option(int, "--max-model-len", help="vllm: context length cap"),
+        ("--max-model-len",),
+        "vllm: context length cap",
+        kind=int,
+        metavar="TOKENS",
+        default_text="the model's",
     ),
-    ConfigFlag(
+    Flag(
         "trust_remote_code",
-        "trust_remote_code",
-        _option(bool, "--trust-remote-code", help="Allow custom model code (local backends)"),
+        ("--trust-remote-code",),
+        "Allow custom model code (local backends)",
+        kind=bool,
     ),
-    ConfigFlag(
+    Flag(
         "fsync_interval",
-        "fsync_interval",
-        _option(
-            float,
-            "--fsync-interval",
-            help="Seconds between fsyncs of the output, 0: every record "
-            f"(default {INFER_FSYNC_INTERVAL:g})",
-        ),
+        ("--fsync-interval",),
+        "Seconds between fsyncs of the output, 0: every record",
+        kind=float,
+        metavar="SECONDS",
     ),
-    ConfigFlag(
+    Flag(
         "abort_after",
-        "abort_after",
-        _option(
-            int,
-            "--abort-after",
-            help="Stop when this many items failed and none succeeded, 0: never "
-            f"(default {INFER_ABORT_AFTER})",
-        ),
+        ("--abort-after",),
+        "Stop when this many items failed and none succeeded, 0: never",
+        kind=int,
+        metavar="N",
     ),
 )
-"""Every inference flag of ``crystal infer`` and ``crystal run``, in ``--help`` order."""
+"""Every inference option of ``crystal infer`` and ``crystal run`` (one
+:class:`~crystalbench.inference.InferenceConfig` field each), in ``--help`` order."""
 
-
-def with_inference_flags(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a typer command every flag of :data:`INFERENCE_FLAGS`.
-
-    The command declares its own parameters plus ``overrides``; it receives the flags
-    that were given as ``{field: value}`` in ``overrides`` (flags left out are absent).
-    """
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "overrides"]
-    added = [
-        inspect.Parameter(
-            flag.param, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=flag.annotation
-        )
-        for flag in INFERENCE_FLAGS
-    ]
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> Any:
-        overrides: dict[str, Any] = {}
-        for flag in INFERENCE_FLAGS:
-            value = kwargs.pop(flag.param, None)
-            if flag.convert is not None and value is not None:
-                value = flag.convert(value)
-            if value is not None:
-                overrides[flag.field] = value
-        return command(**kwargs, overrides=overrides)
-
-    parameters = [*own, *added]
-    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-    return wrapper
-
-
-ConfigFile = Annotated[
-    Optional[Path],  # noqa: UP045
-    typer.Option(
-        "--config", help="YAML or JSON file with InferenceConfig fields; flags override it"
+RUN_FLAGS: tuple[Flag, ...] = (
+    *(replace(flag, deprecated=()) if flag.field == "device" else flag for flag in INFERENCE_FLAGS),
+    Flag(
+        "scoring.encoder",
+        ("--encoder",),
+        "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
+        metavar="NAME",
     ),
-]
-ShowProgress = Annotated[bool, typer.Option(help="Show a progress bar")]
-
-
-def inference_config(path: Path | None, overrides: dict[str, Any]) -> Any:
-    """The :class:`InferenceConfig` of a command: the ``--config`` file, flags on top."""
-    from crystalbench.errors import InputError
-    from crystalbench.inference import load_inference_config
-
-    if path is None and "model" not in overrides:
-        raise InputError("missing: pass --model (or name it in a --config file)", field="model")
-    return load_inference_config(path, overrides)
+    Flag(
+        "scoring.threshold",
+        ("--threshold", "--tau"),
+        "Cosine threshold tau: a step pair can match when its cosine is >= tau",
+        kind=float,
+    ),
+    Flag(
+        "scoring.device",
+        ("--device",),
+        "Where the sentence encoder runs: cuda, cuda:1, cpu, mps",
+        metavar="DEVICE",
+        default_text="a GPU if visible, else cpu",
+        deprecated=("--encoder-device",),
+    ),
+    Flag(
+        "scoring.use_cache",
+        ("--cache/--no-cache",),
+        "Read and write the on-disk embedding cache",
+        kind=bool,
+        param_name="cache",
+    ),
+    Flag(
+        "scoring.cache_dir",
+        ("--cache-dir",),
+        "Embedding cache folder (also $CRYSTALBENCH_CACHE_DIR)",
+        metavar="FOLDER",
+        default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
+    ),
+    Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
+)
+"""The options of ``crystal run``: inference, then scoring (``scoring.``) and the report."""
 
 
 def _reporter(enabled: bool) -> Any:
@@ -489,14 +396,30 @@ def _interrupted(out: Path) -> typer.Exit:
     return typer.Exit(EXIT_INTERRUPTED)
 
 
+InferOut = Annotated[
+    Path,
+    typer.Option("--out", "-o", metavar="FILE", help="Output JSONL (resumed when it exists)"),
+]
+RunOut = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        "-o",
+        metavar="FOLDER",
+        help="Folder for predictions.jsonl, inference.json, examples.jsonl, summary.json, "
+        "report.html",
+    ),
+]
+
+
 @handle_errors
-@with_inference_flags
+@configured(
+    InferenceConfig,
+    INFERENCE_FLAGS,
+    config_help="YAML, JSON or TOML file with InferenceConfig fields; flags win",
+)
 def infer(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (resumed if it exists)")],
-    config: ConfigFile = None,
-    progress: ShowProgress = True,
-    *,
-    overrides: dict[str, Any],
+    out: InferOut, config: InferenceConfig, progress: ShowProgress = True, quiet: Quiet = False
 ) -> None:
     """Run a model over the benchmark: one JSONL record per item, resumable, concurrent.
 
@@ -508,13 +431,12 @@ def infer(
     from crystalbench.inference import run_inference
     from crystalbench.inference.pipeline import manifest_path
 
-    settings = inference_config(config, overrides)
     try:
         done = run_inference(
-            settings,
+            config,
             out,
             manifest=manifest_path(out),
-            progress=_reporter(progress),
+            progress=_reporter(progress and not quiet),
             on_start=_announce,
             on_warning=_warn,
         )
@@ -525,108 +447,41 @@ def infer(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def score_config(path: Path | None, overrides: dict[str, Any]) -> Any:
-    """The :class:`ScoreConfig` of ``crystal run``: the ``--score-config`` file, flags on top."""
-    from pydantic import ValidationError
-
-    from crystalbench.config import ScoreConfig, load_config
-    from crystalbench.errors import InputError
-
-    base: ScoreConfig = load_config(path, ScoreConfig) if path else ScoreConfig()
-    try:
-        return ScoreConfig.model_validate({**base.model_dump(), **overrides})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ()))
-        raise InputError(first.get("msg", "invalid value"), field=loc or None) from None
-
-
 @handle_errors
-@with_inference_flags
+@deprecated(out_dir="--out")
+@configured(
+    RunConfig,
+    RUN_FLAGS,
+    config_help="YAML, JSON or TOML file with InferenceConfig fields and a scoring: section "
+    "(ScoreConfig fields); flags win",
+    deprecated_files={"--score-config": "scoring"},
+)
 def run(
-    out_dir: Annotated[
-        Path,
-        typer.Option(
-            "--out-dir",
-            "-o",
-            help="Folder for predictions.jsonl, inference.json, examples.jsonl, summary.json, "
-            "report.html",
-        ),
-    ],
-    config: ConfigFile = None,
-    score_config_file: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(
-            "--score-config", help="YAML file with ScoreConfig fields; the flags below override it"
-        ),
-    ] = None,
-    encoder: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            help=f"Sentence encoder: hub name, folder, minilm-offline or hash (default {ENCODER})"
-        ),
-    ] = None,
-    threshold: Annotated[
-        Optional[float],  # noqa: UP045
-        typer.Option("--threshold", "--tau", help=f"Cosine tau (default {TAU})"),
-    ] = None,
-    encoder_device: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help="Encoder device (cuda, cpu, mps)"),
-    ] = None,
-    cache_dir: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="Embedding cache folder"),
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not read or write the embedding cache")
-    ] = False,
-    report: Annotated[bool, typer.Option(help="Write OUT_DIR/report.html")] = True,
-    progress: ShowProgress = True,
-    *,
-    overrides: dict[str, Any],
+    out: RunOut, config: RunConfig, progress: ShowProgress = True, quiet: Quiet = False
 ) -> None:
     """Infer, then score, then report, in one command (predictions resume like `infer`)."""
     from crystalbench.inference import run_benchmark
     from crystalbench.inference.pipeline import PREDICTIONS_FILE
 
-    settings = inference_config(config, overrides)
-    given: dict[str, Any] = {
-        key: value
-        for key, value in {
-            "encoder": encoder,
-            "threshold": threshold,
-            "device": encoder_device,
-            "cache_dir": str(cache_dir) if cache_dir else None,
-        }.items()
-        if value is not None
-    }
-    if no_cache:
-        given["use_cache"] = False
-    scoring = score_config(score_config_file, given)
     try:
         done = run_benchmark(
-            settings,
-            scoring,
-            out_dir,
-            report=report,
-            progress=_reporter(progress),
+            config,
+            out,
+            progress=_reporter(progress and not quiet),
             on_start=_announce,
             on_warning=_warn,
             on_inferred=_print_summary,
         )
     except KeyboardInterrupt:
-        raise _interrupted(out_dir / PREDICTIONS_FILE) from None
-    model = settings.model
-    console.print(
-        leaderboard_table([(model, done.scores.summary)], title=f"CRYSTAL scores ({model})")
-    )
+        raise _interrupted(out / PREDICTIONS_FILE) from None
+    title = f"CRYSTAL scores ({config.model})"
+    console.print(leaderboard_table([(config.model, done.scores.summary)], title=title))
     stats = done.scores.encode_stats
     console.print(
-        f"encoder {scoring.encoder}: {stats.encoded} steps encoded, "
+        f"encoder {config.scoring.encoder}: {stats.encoded} steps encoded, "
         f"{stats.cache_hits} from the cache",
         highlight=False,
     )
-    console.print(f"wrote {', '.join(done.files)} in {out_dir}", highlight=False)
+    console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
     if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)

@@ -3,29 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
+from crystalbench.cli.apps import deprecated, new_app
 from crystalbench.cli.common import console, handle_errors
 from crystalbench.defaults import ENCODER
 
-integrations_app = typer.Typer(
-    help="Use crystalbench inside other evaluation harnesses.",
-    no_args_is_help=True,
-    add_completion=False,
+integrations_app = new_app(
+    help="Use crystalbench inside other evaluation harnesses.", no_args_is_help=True
 )
 
 
 @integrations_app.command("lmms-eval")
 @handle_errors
+@deprecated(install="--out", prompt="--prompt-file")
 def lmms_eval(
-    install: Annotated[
+    out: Annotated[
         Path,
         typer.Option(
-            "--install",
-            help="Folder to write the task into (as DIR/crystal); run lmms-eval with "
-            "--include_path DIR --tasks crystal",
+            "--out",
+            "-o",
+            metavar="FOLDER",
+            help="Folder to write the task into (as FOLDER/crystal); run lmms-eval with "
+            "--include_path FOLDER --tasks crystal",
         ),
     ],
     benchmark: Annotated[
@@ -33,25 +35,40 @@ def lmms_eval(
         typer.Option(
             "--benchmark",
             "-b",
+            metavar="BENCHMARK",
             help="sample, waybarrios/CRYSTAL, a save_to_disk folder, a .parquet or .jsonl file",
         ),
     ],
-    encoder: Annotated[str, typer.Option(help="Sentence encoder the task scores with")] = ENCODER,
-    prompt: Annotated[
-        str | None, typer.Option(help="Prompt template file [default: infer_v1]")
+    encoder: Annotated[
+        str, typer.Option(metavar="NAME", help="Sentence encoder the task scores with")
+    ] = ENCODER,
+    prompt_file: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--prompt-file",
+            metavar="FILE",
+            help="Prompt template file with {question} and {options}",
+            show_default="built-in infer_v1",
+        ),
     ] = None,
     image_root: Annotated[
-        Path | None,
-        typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            metavar="FOLDER",
+            help="A folder item images may lie in besides the benchmark file's own folder",
+            show_default="none",
+        ),
     ] = None,
 ) -> None:
     """Install the CRYSTAL task for lmms-eval: crystal.yaml, utils.py and the docs."""
     from crystalbench.integrations.lmms_eval.task import install_task
 
-    target = install_task(install, benchmark, encoder=encoder, prompt=prompt, image_root=image_root)
+    target = install_task(
+        out, benchmark, encoder=encoder, prompt=prompt_file, image_root=image_root
+    )
     console.print(f"wrote the CRYSTAL task into [bold]{target}[/]", highlight=False)
     console.print(
-        f"next: lmms-eval --include_path {install} --tasks crystal --log_samples ...",
+        f"next: lmms-eval --include_path {out} --tasks crystal --log_samples ...",
         highlight=False,
         markup=False,
     )

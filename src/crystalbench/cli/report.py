@@ -1,6 +1,8 @@
 """``crystal report``, ``crystal leaderboard`` and ``crystal compare``: read results folders.
 
-Thin shells over :mod:`crystalbench.report`: parse options, load, delegate, print.
+Thin shells over :mod:`crystalbench.report.jobs`: each command's options are one config
+(:class:`~crystalbench.report.jobs.ReportConfig`, ``LeaderboardConfig``,
+``CompareConfig``), one library call does the work, and this module prints.
 """
 
 from __future__ import annotations
@@ -12,32 +14,149 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+from rich.markup import escape
 
-from crystalbench.cli.common import console, err_console, handle_errors
+from crystalbench.cli.apps import deprecated
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import Quiet, console, err_console, handle_errors, leaderboard_table
+from crystalbench.cli.flags import Flag
 from crystalbench.metrics import LEADERBOARD_KEYS
+from crystalbench.report.jobs import CompareConfig, LeaderboardConfig, ReportConfig
 
 if TYPE_CHECKING:
-    from crystalbench.report import RunComparison, RunData
+    from crystalbench.report import RunComparison
 
-ResultsArg = Annotated[
-    list[Path],
-    typer.Argument(
-        metavar="RESULTS",
-        help="Results folders written by `crystal score` (examples.jsonl + summary.json); "
-        "other paths a glob matches are skipped with a note",
+
+def _results_flag(help_text: str) -> Flag:
+    return Flag("results", ("RESULTS",), help_text, kind=list[str], argument=True, required=True)
+
+
+_RESULTS_HELP = (
+    "Results folders written by `crystal score` (examples.jsonl + summary.json); other "
+    "paths a glob matches are skipped with a note"
+)
+_NAMES = Flag(
+    "names",
+    ("--name",),
+    "Display name of each results folder, in order (repeat the option)",
+    kind=list[str],
+    metavar="NAME",
+    default_text="the model, else the folder",
+    param_name="name",
+)
+_RESAMPLING = (
+    Flag("resamples", ("--resamples",), "Bootstrap resamples of every interval", kind=int),
+    Flag("confidence", ("--confidence",), "Confidence level of the intervals", kind=float),
+    Flag(
+        "seed",
+        ("--seed",),
+        "Seed of every resampling (the same seed gives the same numbers)",
+        kind=int,
     ),
-]
-NamesOpt = Annotated[
-    Optional[list[str]],  # noqa: UP045
-    typer.Option("--name", help="Display name of each folder, in order (repeat the option)"),
-]
-ResamplesOpt = Annotated[
-    int, typer.Option("--resamples", min=1, help="Bootstrap resamples for the confidence intervals")
-]
-SeedOpt = Annotated[int, typer.Option(help="Seed of every resampling (results are reproducible)")]
-ConfidenceOpt = Annotated[
-    float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals")
-]
+)
+
+REPORT_FLAGS: tuple[Flag, ...] = (
+    _results_flag(_RESULTS_HELP),
+    Flag(
+        "benchmark",
+        ("--benchmark", "-b"),
+        "Benchmark the runs were scored on (sample, hub id, folder, .parquet, .jsonl): "
+        "adds questions, options and image thumbnails",
+        metavar="BENCHMARK",
+        default_text="none",
+    ),
+    Flag(
+        "baseline",
+        ("--baseline",),
+        "Run the others are compared against: index, name or folder",
+        metavar="RUN",
+        default_text="the first",
+    ),
+    _NAMES,
+    Flag("title", ("--title",), "Page title", metavar="TEXT", default_text="CRYSTAL report"),
+    *_RESAMPLING,
+    Flag(
+        "permutations",
+        ("--permutations",),
+        "Random sign patterns of the permutation tests",
+        kind=int,
+    ),
+    Flag(
+        "weak_f1",
+        ("--weak-f1",),
+        "'Right answer, weak reasoning': Match F1 below this",
+        kind=float,
+    ),
+    Flag(
+        "sound_f1",
+        ("--sound-f1",),
+        "'Sound reasoning, wrong answer': Match F1 from this",
+        kind=float,
+    ),
+    Flag("images", ("--images/--no-images",), "Embed item images (needs --benchmark)", kind=bool),
+    Flag(
+        "image_size",
+        ("--image-size",),
+        "Longest side of embedded thumbnails",
+        kind=int,
+        metavar="PIXELS",
+    ),
+    Flag(
+        "image_root",
+        ("--image-root",),
+        "A folder item images may lie in besides the benchmark file's own folder",
+        metavar="FOLDER",
+        default_text="none",
+    ),
+)
+"""The options of ``crystal report`` (one :class:`ReportConfig` field each)."""
+
+LEADERBOARD_FLAGS: tuple[Flag, ...] = (
+    _results_flag(_RESULTS_HELP),
+    Flag(
+        "output_format",
+        ("--output-format", "-f"),
+        "Table format: GitHub Markdown, CSV or booktabs LaTeX",
+        deprecated=("--format",),
+    ),
+    _NAMES,
+    Flag(
+        "sort",
+        ("--sort",),
+        f"Sort by a metric, highest first: {', '.join(LEADERBOARD_KEYS)}",
+        metavar="METRIC",
+        default_text="the order given",
+    ),
+    Flag(
+        "intervals",
+        ("--ci/--no-ci",),
+        "Show bootstrap intervals (md, tex)",
+        kind=bool,
+        param_name="ci",
+    ),
+    *_RESAMPLING,
+)
+"""The options of ``crystal leaderboard`` (one :class:`LeaderboardConfig` field each)."""
+
+COMPARE_FLAGS: tuple[Flag, ...] = (
+    _results_flag("A then B: the baseline results folder and the compared one (deltas are B - A)"),
+    *_RESAMPLING,
+    Flag(
+        "permutations",
+        ("--permutations",),
+        "Random sign patterns when a permutation test is not exact",
+        kind=int,
+    ),
+    Flag(
+        "same_items",
+        ("--same-items",),
+        "Fail when the runs hold different items instead of comparing the items they share",
+        kind=bool,
+        deprecated=("--strict",),
+    ),
+    _NAMES,
+)
+"""The options of ``crystal compare`` (one :class:`CompareConfig` field each)."""
 
 
 @contextmanager
@@ -58,183 +177,87 @@ def _printed_warnings() -> Iterator[None]:
                     err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False)
 
 
-def _load_selected(results: list[Path], names: list[str] | None) -> list[RunData]:
-    """Load the results folders among ``results``; print a note for each path skipped.
-
-    Raises:
-        InputError: None of the paths is a results folder (the CLI exits 2).
-    """
-    from crystalbench.report import load_runs, select_results
-
-    selection = select_results(results, names=names)
-    for note in selection.skipped:
-        err_console.print(f"[dim]note:[/] {note}", highlight=False)
-    return load_runs(selection.paths, names=selection.names)
+def _notes(skipped: list[str]) -> None:
+    for note in skipped:
+        err_console.print(f"[dim]note:[/] {escape(note)}", highlight=False)
 
 
 @handle_errors
+@configured(ReportConfig, REPORT_FLAGS)
 def report(
-    results: ResultsArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write")] = Path(
-        "report.html"
-    ),
-    benchmark: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            "--benchmark",
-            "-b",
-            help="Benchmark the runs were scored on (sample, hub id, folder, .parquet, .jsonl): "
-            "adds questions, options and image thumbnails",
-        ),
-    ] = None,
-    baseline: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help="Run the others are compared against: index, name or folder"),
-    ] = None,
-    name: NamesOpt = None,
-    title: Annotated[Optional[str], typer.Option(help="Page title")] = None,  # noqa: UP045
-    resamples: ResamplesOpt = 1000,
-    permutations: Annotated[
-        int, typer.Option(min=1, help="Random sign patterns of the permutation tests")
-    ] = 10000,
-    seed: SeedOpt = 0,
-    confidence: ConfidenceOpt = 0.95,
-    weak_f1: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="'Right answer, weak reasoning': F1 below this")
-    ] = 0.3,
-    sound_f1: Annotated[
-        float, typer.Option(min=0.0, max=1.0, help="'Sound reasoning, wrong answer': F1 from this")
-    ] = 0.7,
-    images: Annotated[
-        bool, typer.Option("--images/--no-images", help="Embed item images (needs --benchmark)")
-    ] = True,
-    image_size: Annotated[
-        int, typer.Option(min=32, max=2048, help="Longest side of embedded thumbnails (pixels)")
-    ] = 384,
-    image_root: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="Folder item images may lie in besides the benchmark file's folder"),
-    ] = None,
+    config: ReportConfig,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FILE", help="HTML file to write")
+    ] = Path("report.html"),
+    quiet: Quiet = False,
 ) -> None:
     """Write one self-contained HTML report (no network needed to view it) for RESULTS..."""
-    from crystalbench.cli.common import leaderboard_table
-    from crystalbench.report import build_report
+    from crystalbench.report.jobs import write_report
 
     with _printed_warnings():
-        runs = _load_selected(results, name)
-        bench = None
-        if benchmark is not None:
-            from crystalbench.data import load_benchmark
-
-            bench = load_benchmark(benchmark, image_root=image_root)
-        path = build_report(
-            runs,
-            out,
-            benchmark=bench,
-            baseline=baseline,
-            title=title,
-            n_resamples=resamples,
-            n_permutations=permutations,
-            confidence=confidence,
-            seed=seed,
-            weak_f1=weak_f1,
-            sound_f1=sound_f1,
-            embed_images=images,
-            image_max_side=image_size,
-        )
-    rows = [(run.name, run.summary) for run in runs]
+        done = write_report(config, out)
+    _notes(done.skipped)
+    rows = [(run.name, run.summary) for run in done.runs]
     console.print(leaderboard_table(rows, title="CRYSTAL leaderboard (intervals in the report)"))
-    size = path.stat().st_size
-    console.print(f"wrote [bold]{path}[/] ({size / 1e6:.1f} MB): open it in any browser")
+    size = done.path.stat().st_size
+    console.print(
+        f"wrote [bold]{escape(str(done.path))}[/] ({size / 1e6:.1f} MB): open it in any browser"
+    )
 
 
 @handle_errors
+@configured(LeaderboardConfig, LEADERBOARD_FLAGS)
 def leaderboard(
-    results: ResultsArg,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv or tex")] = "md",
+    config: LeaderboardConfig,
     out: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option("--out", "-o", help="Write to this file instead of printing"),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Write to this file instead of printing",
+            show_default="print",
+        ),
     ] = None,
-    name: NamesOpt = None,
-    sort: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help=f"Sort by a metric: {', '.join(LEADERBOARD_KEYS)} (highest first)"),
-    ] = None,
-    intervals: Annotated[
-        bool, typer.Option("--ci/--no-ci", help="Show bootstrap intervals (md, tex)")
-    ] = True,
-    resamples: ResamplesOpt = 1000,
-    seed: SeedOpt = 0,
-    confidence: ConfidenceOpt = 0.95,
+    quiet: Quiet = False,
 ) -> None:
     """Print the paper's Table 2 for RESULTS... as Markdown, CSV or LaTeX, with bootstrap CIs."""
-    from crystalbench.errors import UnknownNameError
-    from crystalbench.io import atomic_write_text
-    from crystalbench.report import FORMATS, METRIC_KEYS, leaderboard_rows, render
+    from crystalbench.report.jobs import write_leaderboard
 
-    if fmt not in FORMATS:
-        raise UnknownNameError("leaderboard format", fmt, FORMATS)
-    if sort is not None and sort not in METRIC_KEYS:
-        raise UnknownNameError("metric", sort, METRIC_KEYS)
     with _printed_warnings():
-        runs = _load_selected(results, name)
-        rows = leaderboard_rows(
-            runs, n_resamples=resamples, confidence=confidence, seed=seed, sort_by=sort
-        )
-    text = render(rows, fmt, intervals=intervals)
+        done = write_leaderboard(config, out)
+    _notes(done.skipped)
     if out is not None:
-        atomic_write_text(out, text)
-        err_console.print(f"wrote {out}")
-    else:
-        typer.echo(text, nl=False)
+        err_console.print(f"wrote {escape(str(out))}", highlight=False)
+    elif not quiet:
+        typer.echo(done.text, nl=False)
 
 
 @handle_errors
+@configured(CompareConfig, COMPARE_FLAGS)
+@deprecated(json="--out")
 def compare(
-    run_a: Annotated[Path, typer.Argument(metavar="A", help="Baseline results folder")],
-    run_b: Annotated[
-        Path, typer.Argument(metavar="B", help="Compared results folder; deltas are B - A")
-    ],
-    resamples: ResamplesOpt = 1000,
-    permutations: Annotated[
-        int, typer.Option(min=1, help="Random sign patterns when a test is not exact")
-    ] = 10000,
-    seed: SeedOpt = 0,
-    confidence: ConfidenceOpt = 0.95,
-    strict: Annotated[
-        bool,
-        typer.Option(help="Fail when the runs hold different items instead of intersecting them"),
-    ] = False,
-    name: NamesOpt = None,
-    json_out: Annotated[
+    config: CompareConfig,
+    out: Annotated[
         Optional[Path],  # noqa: UP045
-        typer.Option("--json", help="Also write the full comparison as JSON here"),
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Also write the full comparison as JSON here",
+            show_default="none",
+        ),
     ] = None,
+    quiet: Quiet = False,
 ) -> None:
     """Paired bootstrap and permutation tests of B against A on the same items, per source too."""
-    from crystalbench.errors import InputError
-    from crystalbench.io import atomic_write_json
-    from crystalbench.report import compare_runs, load_runs, select_results
+    from crystalbench.report.jobs import compare_results
 
-    selection = select_results([run_a, run_b], names=name)
-    if selection.skipped:  # a comparison needs both: say which one is not a results folder
-        raise InputError("compare needs two results folders; " + "; ".join(selection.skipped))
     with _printed_warnings():
-        runs = load_runs(selection.paths, names=selection.names)
-        comparison = compare_runs(
-            runs[0],
-            runs[1],
-            n_resamples=resamples,
-            n_permutations=permutations,
-            confidence=confidence,
-            seed=seed,
-            require_same_items=strict,
-        )
+        comparison = compare_results(config, out)
     _print_comparison(comparison)
-    if json_out is not None:
-        atomic_write_json(json_out, comparison.model_dump(mode="json"))
-        err_console.print(f"wrote {json_out}")
+    if out is not None:
+        err_console.print(f"wrote {escape(str(out))}", highlight=False)
 
 
 # --------------------------------------------------------------------------- printing

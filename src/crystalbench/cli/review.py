@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from crystalbench.cli.common import console, err_console, handle_errors
+from crystalbench.cli.common import PORT_RANGE, console, err_console, handle_errors
 from crystalbench.errors import InputError
 from crystalbench.settings import (
     REVIEW_DB,
@@ -46,7 +46,7 @@ def serve_command(
     host: Annotated[
         str, typer.Option(help="Address to bind; anything but loopback prints a warning")
     ] = REVIEW_HOST,
-    port: Annotated[int, typer.Option(help="Port (0: any free one)")] = REVIEW_PORT,
+    port: Annotated[int, typer.Option(help="Port (0: any free one)", **PORT_RANGE)] = REVIEW_PORT,
     hold_minutes: Annotated[
         float, typer.Option(help="How long a task handed out stays reserved")
     ] = REVIEW_HOLD_MINUTES,

@@ -7,7 +7,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
-from crystalbench.cli.common import err_console, handle_errors
+from crystalbench.cli.common import PORT_RANGE, err_console, handle_errors
 from crystalbench.defaults import ENCODER, TAU, CompatMode
 from crystalbench.settings import (
     REWARD_SERVER_IDLE_TIMEOUT_S,
@@ -28,7 +28,7 @@ def serve_rewards(
     host: Annotated[
         str, typer.Option(help="Interface to bind (0.0.0.0 to serve other machines)")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port (0 picks a free one)")] = 8765,
+    port: Annotated[int, typer.Option(help="TCP port (0 picks a free one)", **PORT_RANGE)] = 8765,
     threshold: Annotated[
         float, typer.Option("--threshold", "--tau", help="Step-matching cosine threshold tau")
     ] = TAU,

@@ -286,7 +286,8 @@ def ablate(
     Each encoder scores every set once (at the lowest threshold); the other thresholds
     reuse those matches. Writes OUT/ablation.{json,md,csv,tex,html} and heatmap SVGs.
     """
-    from crystalbench.cli.score import score_config
+    from crystalbench.cli.flags import split_commas
+    from crystalbench.config import ScoreConfig, load_config_with_overrides
     from crystalbench.data import load_benchmark
     from crystalbench.scoring_many import resolve_prediction_args
     from crystalbench.validation.ablation import parse_encoders, run_ablation
@@ -295,17 +296,18 @@ def ablate(
 
     grid = parse_increasing(thresholds, field="--thresholds")
     pairs = parse_encoders(encoders)
-    config = score_config(
-        None,
-        alpha=alpha,
-        order_metric=order,
-        compat=compat,
-        lenient=lenient,
-        cache_dir=str(cache_dir) if cache_dir else None,
-        device=device,
-        use_cache=False if no_cache else None,
-        sources=sources,
-    )
+    given = {
+        "alpha": alpha,
+        "order_metric": order,
+        "compat": compat,
+        "lenient": lenient,
+        "cache_dir": str(cache_dir) if cache_dir else None,
+        "device": device,
+        "use_cache": False if no_cache else None,
+        "sources": split_commas(sources),
+    }  # part B of issue 23 turns these flags into one config of their own
+    overrides = {name: value for name, value in given.items() if value is not None}
+    config = load_config_with_overrides(ScoreConfig, None, overrides)
     entries, failures = resolve_prediction_args(predictions)
     bench = load_benchmark(benchmark)
     with progress_hook(progress) as hook:

@@ -118,8 +118,13 @@ class EmbeddingStore:
     @classmethod
     def default(cls, cache_dir: str | Path | None = None) -> EmbeddingStore:
         """The store in ``cache_dir`` (or :func:`default_cache_dir`)."""
+        return cls(cls.default_path(cache_dir))
+
+    @staticmethod
+    def default_path(cache_dir: str | Path | None = None) -> Path:
+        """Where :meth:`default` keeps its file (nothing is created)."""
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        return cls(folder / "embeddings.sqlite")
+        return folder / "embeddings.sqlite"
 
     def get_many(self, encoder: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """Vectors found for ``keys`` (missing keys are absent from the result).

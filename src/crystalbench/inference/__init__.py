@@ -8,17 +8,18 @@
 
     bench = load_benchmark("sample")
     backend = OpenAIChatBackend("Qwen/Qwen2.5-VL-7B-Instruct", ["http://localhost:8000/v1"])
-    summary = infer(bench, backend, "preds.jsonl", settings=GenerationSettings(max_tokens=2048))
+    config = InferenceConfig(model=backend.model, generation=GenerationSettings(max_tokens=2048))
+    summary = infer(bench, backend, "preds.jsonl", config)
 
 Or from one :class:`InferenceConfig` (what ``crystal infer`` and ``crystal run`` do)::
 
-    from crystalbench.config import ScoreConfig
-    from crystalbench.inference import InferenceConfig, run_benchmark, run_inference
+    from crystalbench.inference import InferenceConfig, RunConfig, run_benchmark, run_inference
 
     config = InferenceConfig(model="Qwen/Qwen2.5-VL-7B-Instruct",
                              base_urls=["http://localhost:8000/v1"])
-    run_inference(config, "preds.jsonl")                         # infer only
-    run_benchmark(config, ScoreConfig(), "runs/qwen7b")          # infer, score, report
+    run_inference(config, "preds.jsonl")                          # infer only
+    run = RunConfig(**config.model_dump(), scoring={"encoder": "all-distilroberta-v1"})
+    run_benchmark(run, "runs/qwen7b")                             # infer, score, report
 
 The output JSONL scores directly with ``crystal score --predictions preds.jsonl``.
 See ``docs/inference.md`` for serving recipes and the resume semantics.
@@ -38,7 +39,7 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
     InferenceAbortedError,
 )
-from crystalbench.inference.config import InferenceConfig, load_inference_config
+from crystalbench.inference.config import InferenceConfig, RunConfig, load_inference_config
 from crystalbench.inference.images import PreparedImage
 from crystalbench.inference.pipeline import (
     BenchmarkRun,
@@ -74,6 +75,7 @@ __all__ = [
     "PromptTemplate",
     "ResultsFile",
     "RetryPolicy",
+    "RunConfig",
     "RunStats",
     "TornLine",
     "ainfer",

@@ -24,17 +24,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crystalbench.config import load_config_with_overrides
+from crystalbench.config import ScoreConfig, load_config_with_overrides
 from crystalbench.data.loading import HUB_DATASET
 from crystalbench.errors import UnknownNameError
 from crystalbench.inference.backends import BACKENDS
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.inference.retry import RetryPolicy
 from crystalbench.settings import (
+    IMAGE_MAX_SIDE_ENV,
     INFER_ABORT_AFTER,
     INFER_API_KEY_ENV,
     INFER_CONCURRENCY,
@@ -49,6 +50,9 @@ class InferenceConfig(BaseModel):
     """Every choice of one inference run. Defaults are those of ``crystal infer``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    environment_variables: ClassVar[dict[str, str]] = {"max_image_side": IMAGE_MAX_SIDE_ENV}
+    """Fields the config loader reads from these variables when no flag sets them."""
 
     # --- what runs, on what ----------------------------------------------------------------
     model: str
@@ -147,6 +151,30 @@ class InferenceConfig(BaseModel):
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""
         return self.model_dump(mode="json")
+
+
+class RunConfig(InferenceConfig):
+    """What ``crystal run`` does: an inference run (every :class:`InferenceConfig` field,
+    at the top level of its file), then scoring and a report.
+
+    Examples:
+        >>> config = RunConfig(model="m", benchmark="sample", scoring={"encoder": "hash"})
+        >>> config.scoring.encoder, config.report, config.inference().model
+        ('hash', True, 'm')
+        >>> type(config.inference()).__name__
+        'InferenceConfig'
+    """
+
+    scoring: ScoreConfig = Field(default_factory=ScoreConfig)
+    """How the answers are scored (``scoring:`` in the file)."""
+    report: bool = True
+    """Write ``report.html`` into the results folder."""
+
+    def inference(self) -> InferenceConfig:
+        """The inference part alone (what ``inference.json`` records)."""
+        return InferenceConfig.model_validate(
+            {name: getattr(self, name) for name in InferenceConfig.model_fields}
+        )
 
 
 def load_inference_config(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from crystalbench.data.loading import Benchmark, load_benchmark
 from crystalbench.inference.backends import AsyncBackend, BatchBackend, build_backend
-from crystalbench.inference.config import InferenceConfig
+from crystalbench.inference.config import InferenceConfig, RunConfig
 from crystalbench.inference.prompts import load_prompt
 from crystalbench.inference.runner import infer
 from crystalbench.inference.summary import InferenceSummary, ProgressReporter
@@ -154,7 +154,7 @@ def run_inference(
         >>> done.summary.n_ok, len(done.selected), done.summary.config.limit
         (3, 3, 3)
     """
-    prompt = load_prompt(config.prompt_file)
+    prompt = load_prompt(config.prompt_file)  # a bad prompt file fails before anything else
     full, selected = select_items(config, benchmark)
     if backend is None:
         backend = backend_from_config(config)
@@ -165,19 +165,11 @@ def run_inference(
         selected,
         backend,
         out,
+        config,
         prompt=prompt,
-        settings=config.generation,
-        retry=config.retry_policy(),
-        retry_errors=config.retry_errors,
-        allow_mixed=config.allow_mixed,
         progress=progress,
         order=full.ids,
-        image_max_side=config.max_image_side,
-        preflight=config.preflight,
-        abort_after=config.abort_after,
-        fsync_interval=config.fsync_interval,
         on_warning=on_warning,
-        config=config,
     )
     if manifest is not None:
         atomic_write_json(Path(manifest), summary.model_dump(mode="json"))
@@ -201,13 +193,11 @@ class BenchmarkRun:
 
 
 def run_benchmark(
-    config: InferenceConfig,
-    score_config: ScoreConfig,
+    config: RunConfig,
     out_dir: str | Path,
     *,
     benchmark: Benchmark | None = None,
     backend: AsyncBackend | BatchBackend | None = None,
-    report: bool = True,
     progress: ProgressReporter | None = None,
     on_start: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
@@ -216,16 +206,15 @@ def run_benchmark(
     """Infer, score and report into one results folder (what ``crystal run`` does).
 
     Writes ``predictions.jsonl`` (resumed like :func:`run_inference`), ``inference.json``
-    (the inference summary with ``config``), ``examples.jsonl`` and ``summary.json`` (the
-    scores of the selected items, as ``crystal score`` writes them) and ``report.html``.
+    (the inference summary with its ``config``), ``examples.jsonl`` and ``summary.json``
+    (the scores of the selected items, as ``crystal score`` writes them, with
+    ``config.scoring``) and, with ``config.report``, ``report.html``.
 
     Args:
-        config: The inference configuration.
-        score_config: The scoring configuration.
+        config: The inference configuration, with ``scoring`` and ``report``.
         out_dir: The results folder (created when missing).
         benchmark: An already loaded benchmark instead of ``config.benchmark``.
         backend: A backend instead of the one ``config`` describes.
-        report: Write ``report.html``.
         progress: Progress reporter of the inference.
         on_start: See :func:`run_inference`.
         on_warning: Called with each inference warning.
@@ -237,13 +226,12 @@ def run_benchmark(
 
     Examples:
         >>> import tempfile
-        >>> from crystalbench.config import ScoreConfig
         >>> from crystalbench.inference.backends.scripted import ScriptedBackend
-        >>> config = InferenceConfig(model="scripted", benchmark="sample", limit=2)
-        >>> scoring = ScoreConfig(encoder="hash", use_cache=False)
+        >>> config = RunConfig(model="scripted", benchmark="sample", limit=2,
+        ...                    scoring={"encoder": "hash", "use_cache": False})
         >>> answer = '{"reasoning_steps": ["A red bar."], "answer": "B"}'
         >>> folder = Path(tempfile.mkdtemp())
-        >>> done = run_benchmark(config, scoring, folder, backend=ScriptedBackend({"*": answer}))
+        >>> done = run_benchmark(config, folder, backend=ScriptedBackend({"*": answer}))
         >>> done.scores.summary.n_items, done.report.name
         (2, 'report.html')
         >>> done.files[:2]
@@ -256,7 +244,7 @@ def run_benchmark(
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     inferred = run_inference(
-        config,
+        config.inference(),
         folder / PREDICTIONS_FILE,
         benchmark=benchmark,
         backend=backend,
@@ -267,10 +255,10 @@ def run_benchmark(
     )
     if on_inferred is not None:
         on_inferred(inferred.summary)
-    scores = score_selected(folder / PREDICTIONS_FILE, inferred.selected, folder, score_config)
+    scores = score_selected(folder / PREDICTIONS_FILE, inferred.selected, folder, config.scoring)
     files = [PREDICTIONS_FILE, INFERENCE_FILE, "examples.jsonl", "summary.json"]
     report_path = None
-    if report:
+    if config.report:
         report_path = Path(
             build_report([folder], folder / REPORT_FILE, benchmark=inferred.selected)
         )

@@ -33,7 +33,7 @@ from crystalbench.inference.backends.base import AsyncBackend, BatchBackend
 from crystalbench.inference.config import InferenceConfig
 from crystalbench.inference.engine import InferenceEngine
 from crystalbench.inference.prompts import PromptTemplate, load_prompt
-from crystalbench.inference.records import GenerationSettings, LoadedRecords, ResultsFile
+from crystalbench.inference.records import LoadedRecords, ResultsFile
 from crystalbench.inference.resume import configuration_conflicts, plan_resume
 from crystalbench.inference.retry import RetryPolicy
 from crystalbench.inference.summary import (
@@ -42,7 +42,7 @@ from crystalbench.inference.summary import (
     RunStats,
     summarize,
 )
-from crystalbench.settings import INFER_ABORT_AFTER, INFER_FSYNC_INTERVAL
+from crystalbench.settings import INFER_ABORT_AFTER
 
 DEFAULT_ABORT_AFTER = INFER_ABORT_AFTER
 """Stop when this many items failed and none succeeded (a misconfigured run)."""
@@ -63,58 +63,48 @@ async def ainfer(
     benchmark: Benchmark,
     backend: AsyncBackend | BatchBackend,
     out: str | Path,
+    config: InferenceConfig | None = None,
     *,
     prompt: PromptTemplate | None = None,
-    settings: GenerationSettings | None = None,
     retry: RetryPolicy | None = None,
-    retry_errors: bool = False,
-    allow_mixed: bool = False,
     progress: ProgressReporter | None = None,
     order: Sequence[str] | None = None,
-    image_max_side: int | None = None,
-    preflight: bool = True,
-    abort_after: int = DEFAULT_ABORT_AFTER,
-    fsync_interval: float = INFER_FSYNC_INTERVAL,
     seed: int | None = None,
     on_warning: Callable[[str], None] | None = None,
-    config: InferenceConfig | None = None,
 ) -> InferenceSummary:
     """Answer every selected item of ``benchmark`` into ``out`` (see the module docstring).
 
     Args:
-        benchmark: The items to answer (already subset with ``--sources/--ids/--limit``).
+        benchmark: The items to answer (already subset: ``config``'s ``sources``, ``ids``
+            and ``limit`` are applied by :func:`crystalbench.inference.run_inference`).
         backend: An :class:`AsyncBackend` (closed at the end) or a :class:`BatchBackend`.
         out: The JSONL output file; an existing one is resumed.
-        prompt: Prompt template (default ``infer_v1``).
-        settings: Sampling settings (default: temperature 0.1, 4096 tokens).
-        retry: Retry policy for HTTP backends.
-        retry_errors: Answer again the items whose record is an error.
-        allow_mixed: Append even if the file holds another model, prompt or settings.
+        config: Every option of the run (sampling settings, retries, ``retry_errors``,
+            ``allow_mixed``, ``max_image_side``, ``preflight``, ``abort_after``,
+            ``fsync_interval``), recorded in the summary. ``None``: the defaults of
+            :class:`InferenceConfig` for ``backend``'s model, not recorded.
+        prompt: A prompt template instead of ``config.prompt_file`` (default ``infer_v1``).
+        retry: A retry policy instead of ``config.retry_policy()`` (e.g. a faster backoff).
         progress: Progress reporter.
         order: Id order of the final file (default: ``benchmark``'s order); pass the full
             benchmark's ids when ``benchmark`` is a subset.
-        image_max_side: Downscale every image to this longer side before sending.
-        preflight: Ask HTTP endpoints for their model list first (fails fast on a wrong
-            URL, key or model name).
-        abort_after: Stop when this many items failed and none succeeded (0: never).
-        fsync_interval: Seconds between ``fsync`` calls (0: after every record).
         seed: Seed of the backoff jitter.
         on_warning: Called with each warning as it happens (also kept in the summary).
-        config: The :class:`InferenceConfig` these arguments came from, recorded in the
-            summary (:func:`crystalbench.inference.run_inference` passes it).
 
     Returns:
         The run's :class:`InferenceSummary`.
 
     Raises:
         InputError: The output file is malformed, locked by another run, or holds another
-            configuration (without ``allow_mixed``).
+            configuration (without ``allow_mixed``), or the prompt file is bad.
         InferenceAbortedError: A fatal backend error (bad key, unknown model) or a run
             whose first ``abort_after`` items all failed. Records written so far stay.
     """
-    prompt = prompt or load_prompt()
-    settings = settings or GenerationSettings()
-    retry = retry or RetryPolicy()
+    recorded = config
+    config = config if config is not None else InferenceConfig(model=backend.model)
+    prompt = prompt or load_prompt(config.prompt_file)
+    settings = config.generation
+    retry = retry or config.retry_policy()
     warnings: list[str] = []
 
     def warn(message: str) -> None:
@@ -122,7 +112,7 @@ async def ainfer(
         if on_warning is not None:
             on_warning(message)
 
-    results = ResultsFile(out, fsync_interval=fsync_interval)
+    results = ResultsFile(out, fsync_interval=config.fsync_interval)
     engine = InferenceEngine(
         benchmark,
         backend,
@@ -131,8 +121,8 @@ async def ainfer(
         settings=settings,
         retry=retry,
         progress=progress,
-        image_max_side=image_max_side,
-        abort_after=abort_after,
+        image_max_side=config.max_image_side,
+        abort_after=config.abort_after,
         rng=random.Random(seed),
     )
     is_async = isinstance(backend, AsyncBackend)
@@ -142,15 +132,15 @@ async def ainfer(
         if loaded.torn is not None:
             warn(loaded.torn.describe(results.path))
         conflicts = configuration_conflicts(loaded, backend.model, prompt, settings)
-        if conflicts and not allow_mixed:
+        if conflicts and not config.allow_mixed:
             raise InputError(
                 "the file already holds records of another configuration: "
                 + "; ".join(conflicts)
                 + ". Use another --out, or --allow-mixed to add to it anyway",
                 path=results.path,
             )
-        plan = plan_resume(loaded, benchmark.items, retry_errors=retry_errors)
-        if is_async and preflight and plan.pending and hasattr(backend, "preflight"):
+        plan = plan_resume(loaded, benchmark.items, retry_errors=config.retry_errors)
+        if is_async and config.preflight and plan.pending and hasattr(backend, "preflight"):
             try:  # before touching the file: a wrong URL, key or name changes nothing
                 for message in await backend.preflight():
                     warn(message)
@@ -202,7 +192,7 @@ async def ainfer(
         n_duplicates_removed=loaded.duplicates,
         endpoints=backend.replica_stats() if hasattr(backend, "replica_stats") else [],
         warnings=warnings,
-        config=config,
+        config=recorded,
     )
 
 
@@ -210,21 +200,14 @@ def infer(
     benchmark: Benchmark,
     backend: AsyncBackend | BatchBackend,
     out: str | Path,
+    config: InferenceConfig | None = None,
     *,
     prompt: PromptTemplate | None = None,
-    settings: GenerationSettings | None = None,
     retry: RetryPolicy | None = None,
-    retry_errors: bool = False,
-    allow_mixed: bool = False,
     progress: ProgressReporter | None = None,
     order: Sequence[str] | None = None,
-    image_max_side: int | None = None,
-    preflight: bool = True,
-    abort_after: int = DEFAULT_ABORT_AFTER,
-    fsync_interval: float = INFER_FSYNC_INTERVAL,
     seed: int | None = None,
     on_warning: Callable[[str], None] | None = None,
-    config: InferenceConfig | None = None,
 ) -> InferenceSummary:
     """Synchronous :func:`ainfer` (runs in a helper thread when a loop is already running).
 
@@ -242,26 +225,22 @@ def infer(
         (2, 0, 2)
         >>> infer(bench, ScriptedBackend({}), out).n_already_done  # resumed: nothing to do
         2
+        >>> config = InferenceConfig(model="scripted", retry_errors=True, abort_after=0)
+        >>> infer(bench, backend, out, config).config.retry_errors
+        True
     """
     return run_sync(
         ainfer(
             benchmark,
             backend,
             out,
+            config,
             prompt=prompt,
-            settings=settings,
             retry=retry,
-            retry_errors=retry_errors,
-            allow_mixed=allow_mixed,
             progress=progress,
             order=order,
-            image_max_side=image_max_side,
-            preflight=preflight,
-            abort_after=abort_after,
-            fsync_interval=fsync_interval,
             seed=seed,
             on_warning=on_warning,
-            config=config,
         )
     )
 

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crystalbench.defaults import ENCODER, TAU
-from crystalbench.errors import CrystalbenchError, InputError, UnknownNameError
+from crystalbench.errors import CrystalbenchError, UnknownNameError
 from crystalbench.rewards.types import RewardKind, RewardWeights
 
 __all__ = [
@@ -534,40 +534,10 @@ def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None)
         >>> config.strategy, config.grpo.max_steps, config.output_dir
         ('cpr-curriculum', 3, '/tmp/x')
     """
-    resolved = _resolve_path(path)
-    if not resolved.is_file():
-        raise InputError("config file not found", path=resolved)
-    try:
-        data = yaml.safe_load(resolved.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise InputError(f"malformed YAML: {exc}", path=resolved) from None
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", path=resolved)
-    for dotted, value in (overrides or {}).items():
-        _set_dotted(data, dotted, value)
-    try:
-        return TrainConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(part) for part in first.get("loc", ()))
-        message = first.get("msg", "invalid value")
-        if first.get("type") == "extra_forbidden":
-            message = "unknown option"
-        raise InputError(message, path=resolved, field=loc or None) from None
+    from crystalbench.config import load_config_with_overrides
 
-
-def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
-    node = data
-    parts = dotted.split(".")
-    for part in parts[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = {}
-            node[part] = child
-        if not isinstance(child, dict):
-            raise InputError(f"cannot set {dotted!r}: {part!r} is not a mapping", field=dotted)
-        node = child
-    node[parts[-1]] = value
+    loaded: TrainConfig = load_config_with_overrides(TrainConfig, _resolve_path(path), overrides)
+    return loaded
 
 
 def dump_config(config: TrainConfig) -> str:

@@ -9,10 +9,10 @@ matching, as there.
 from __future__ import annotations
 
 import importlib.util
-import os
 
 from crystalbench.compat.answers import cm_normalize_text
 from crystalbench.judges import OpenAIJudge
+from crystalbench.openai_client import api_key_from_env
 
 __all__ = ["LLMGrader"]
 
@@ -41,7 +41,7 @@ class LLMGrader:
         self.model = model
         self.base_url = base_url
         # crystal-metrics sends the key "ollama"; a key in the environment is used first.
-        key = os.environ.get("OPENAI_API_KEY") or "ollama"
+        key = api_key_from_env() or "ollama"
         self.judge = OpenAIJudge(base_url, model, api_key=key)
 
     def verify_answer(self, question: str, predicted: str, ground_truth: str) -> tuple[bool, float]:

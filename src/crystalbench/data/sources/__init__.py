@@ -23,6 +23,7 @@ from crystalbench.data.sources.itemset import (
     ItemSetWriter,
     is_item_set,
     item_set_benchmark,
+    load_items,
     read_item_set,
     read_manifest,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "get_adapter",
     "is_item_set",
     "item_set_benchmark",
+    "load_items",
     "merge_item_sets",
     "read_item_set",
     "read_manifest",

@@ -347,6 +347,26 @@ def read_item_set(path: str | Path) -> ItemSet:
     return ItemSet(path=folder, items=items, record=record)
 
 
+def load_items(spec: str | Path, *, split: str | None = None) -> Benchmark:
+    """An item set folder (``crystal data build``), or any benchmark spec, as a benchmark.
+
+    For the commands that read items whether or not they have references yet
+    (``crystal data stats``, ``crystal data check-leakage``).
+
+    Args:
+        spec: An item set folder, or anything :func:`crystalbench.data.load_benchmark` reads.
+        split: The hub split of a hub dataset (default: the benchmark's, ``test``).
+
+    Raises:
+        InputError: A malformed item set or benchmark.
+    """
+    if is_item_set(spec):
+        return item_set_benchmark(spec)
+    from crystalbench.data.loading import HUB_SPLIT, load_benchmark
+
+    return load_benchmark(spec, split=split or HUB_SPLIT)
+
+
 def item_set_benchmark(path: str | Path) -> Benchmark:
     """An item set as a :class:`~crystalbench.data.loading.Benchmark` (images from files).
 

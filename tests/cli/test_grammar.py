@@ -1,0 +1,250 @@
+"""One command grammar: every option of every ``crystal`` command means one thing, under one
+name (:data:`crystalbench.cli.grammar.MEANINGS`), shows its default and a readable type, and
+old spellings keep working with a one-line notice."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from crystalbench.cli.apps import deprecated, new_app
+from crystalbench.cli.grammar import HIDDEN_OPTIONS, MEANINGS, PART_B_COMMANDS
+from crystalbench.cli.main import app
+from crystalbench.data import SAMPLE_DIR
+
+runner = CliRunner()
+
+
+def commands(root: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    """``(name, click command)`` of every command of ``root``, sub-apps included."""
+    if hasattr(root, "commands"):
+        for name, sub in root.commands.items():
+            yield from commands(sub, (*path, name))
+    else:
+        yield " ".join(path), root
+
+
+def options(command: Any) -> Iterator[Any]:
+    for param in command.params:
+        if param.param_type_name == "option" and "--help" not in param.opts:
+            yield param
+
+
+def grammar_problems(
+    root: Any, meanings: Mapping[str, str], exempt: frozenset[str] = frozenset()
+) -> list[str]:
+    """Every breach of one name, one meaning among the commands of ``root``."""
+    problems: list[str] = []
+    spellings_of: dict[str, set[str]] = defaultdict(set)
+    for spelling, meaning in meanings.items():
+        spellings_of[meaning].add(spelling)
+    params_of: dict[str, set[str]] = defaultdict(set)
+    for name, command in commands(root):
+        if name in exempt:
+            continue
+        aliases = getattr(command, "aliases", {})
+        live = {s for option in options(command) for s in (*option.opts, *option.secondary_opts)}
+        for old, new in aliases.items():
+            if new not in live:
+                problems.append(f"{name}: old spelling {old} stands for {new}, which it lacks")
+            if old in live:
+                problems.append(f"{name}: {old} is both an old spelling and a live option")
+        for option in options(command):
+            spellings = {*option.opts, *option.secondary_opts}
+            if option.hidden:
+                if not spellings & set(HIDDEN_OPTIONS):
+                    problems.append(f"{name}: hidden {sorted(spellings)} is not declared")
+                continue
+            unknown = sorted(s for s in spellings if s not in meanings)
+            if unknown:
+                problems.append(f"{name}: {unknown} not declared in the grammar")
+                continue
+            said = {meanings[s] for s in spellings}
+            if len(said) > 1:
+                problems.append(f"{name}: one option, several meanings: {sorted(spellings)}")
+                continue
+            (meaning,) = said
+            if spellings != spellings_of[meaning]:
+                problems.append(
+                    f"{name}: {sorted(spellings)} means {meaning!r}, which is spelled "
+                    f"{sorted(spellings_of[meaning])} elsewhere"
+                )
+            params_of[meaning].add(option.name)
+    for meaning, names in params_of.items():
+        if len(names) > 1:
+            problems.append(f"{meaning!r} is taken by parameters named {sorted(names)}")
+    return problems
+
+
+def full_app() -> Any:
+    return typer.main.get_command(app)
+
+
+# --------------------------------------------------------------------------- the grammar
+def test_every_command_follows_the_grammar():
+    assert grammar_problems(full_app(), MEANINGS, PART_B_COMMANDS) == []
+
+
+def test_the_exemptions_name_real_commands_and_the_table_no_dead_names():
+    names = {name for name, _ in commands(full_app())}
+    assert names >= PART_B_COMMANDS
+    used = {
+        spelling
+        for _, command in commands(full_app())
+        for option in options(command)
+        for spelling in (*option.opts, *option.secondary_opts)
+    }
+    assert sorted(set(MEANINGS) - used) == []
+
+
+def _toy(**commands_: Any) -> Any:
+    toy = new_app()
+    for name, function in commands_.items():
+        toy.command(name)(function)
+    return typer.main.get_command(toy)
+
+
+def test_the_check_catches_one_name_with_two_meanings():
+    """``--format`` as the input format in one command and the output format in another."""
+
+    def score(input_format: Annotated[str, typer.Option("--format")] = "auto") -> None: ...
+
+    def board(output_format: Annotated[str, typer.Option("--format")] = "md") -> None: ...
+
+    problems = grammar_problems(_toy(score=score, board=board), {"--format": "a format"})
+    assert problems == ["'a format' is taken by parameters named ['input_format', 'output_format']"]
+
+
+def test_the_check_catches_one_meaning_under_two_names():
+    def run(out: Annotated[str, typer.Option("--out", "-o")] = "x") -> None: ...
+
+    def train(out: Annotated[str, typer.Option("--output-dir", "-o")] = "x") -> None: ...
+
+    table = {"--out": "output", "-o": "output", "--output-dir": "output"}
+    problems = grammar_problems(_toy(run=run, train=train), table)
+    assert any("'output', which is spelled" in problem for problem in problems), problems
+    table = {"--out": "output", "-o": "output", "--output-dir": "training folder"}
+    problems = grammar_problems(_toy(run=run, train=train), table)
+    assert "train: one option, several meanings: ['--output-dir', '-o']" in problems
+
+
+def test_the_check_catches_undeclared_options_and_broken_old_spellings():
+    @deprecated(out_dir="--output")
+    def run(out: Annotated[str, typer.Option("--out")] = "x") -> None: ...
+
+    def version() -> None: ...
+
+    problems = grammar_problems(_toy(run=run, version=version), {})
+    assert "run: ['--out'] not declared in the grammar" in problems
+    assert "run: old spelling --out-dir stands for --output, which it lacks" in problems
+
+
+# --------------------------------------------------------------------------- --help
+def test_every_option_shows_its_default_and_a_readable_type():
+    root = full_app()
+    problems: list[str] = []
+    for name, command in commands(root):
+        if name in PART_B_COMMANDS:
+            continue
+        context = typer.Context(command, info_name=name)
+        for param in command.params:
+            record = param.get_help_record(context)
+            if record is None:  # hidden
+                continue
+            names, text = record
+            if "<" in names or "list[" in names:
+                problems.append(f"{name} {names}: type is not readable")
+            if param.param_type_name == "argument":
+                continue
+            flag_without_default = param.is_flag and not param.secondary_opts
+            if (
+                not ("default:" in text or "required" in text or flag_without_default)
+                and "--help" not in param.opts
+            ):
+                problems.append(f"{name} {names}: no default in --help")
+    assert problems == []
+
+
+def test_help_pages_read_well():
+    for args in (["score", "--help"], ["run", "--help"], ["data", "build", "--help"]):
+        result = runner.invoke(app, args, terminal_width=200)
+        assert result.exit_code == 0, result.output
+        assert "<" not in result.output.replace("<id>", ""), result.output
+    page = runner.invoke(app, ["score", "--help"], terminal_width=200).output
+    assert "[lis|kendall]" in page
+    assert "[default: 0.35]" in page
+    assert "--format" not in page  # old spellings are hidden
+
+
+# --------------------------------------------------------------------------- old spellings
+@pytest.fixture
+def predictions() -> Path:
+    return sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+
+
+def test_an_old_spelling_works_and_says_what_replaces_it(tmp_path, predictions, monkeypatch):
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["score", "-b", "sample", "-p", str(predictions), "--encoder", "hash", "--no-progress"]
+    new = runner.invoke(app, [*base, "-o", str(tmp_path / "new"), "--input-format", "crystal"])
+    old = runner.invoke(app, [*base, "-o", str(tmp_path / "old"), "--format=crystal"])
+    assert new.exit_code == old.exit_code == 0, old.output
+    assert new.stderr == ""
+    assert old.stderr == "warning: --format is deprecated; use --input-format\n"
+    summaries = [json.loads((tmp_path / n / "summary.json").read_text()) for n in ("new", "old")]
+    assert summaries[0]["match_f1"] == summaries[1]["match_f1"]
+
+
+def test_an_old_spelling_given_twice_warns_once_and_a_value_equal_to_it_is_left_alone():
+    from crystalbench.cli.flags import rewrite_aliases
+
+    notes: list[str] = []
+    args = ["--format", "csv", "--name", "--format", "--format=md"]
+    takes = {"--output-format", "--name", "--format"}.__contains__
+    got = rewrite_aliases(args, {"--format": "--output-format"}, takes, notes.append)
+    assert got == ["--output-format", "csv", "--name", "--format", "--output-format=md"]
+    assert notes == ["--format is deprecated; use --output-format"]
+
+
+@pytest.mark.parametrize(
+    ("args", "notice"),
+    [
+        (["run", "--out-dir", "x", "-m", "m", "--encoder-device", "cpu", "--backend", "vllmm"],
+         "warning: --out-dir is deprecated; use --out"),
+        (["infer", "-o", "x.jsonl", "-m", "m", "--backend", "vllmm"],
+         "warning: --backend is deprecated; use --model-backend"),
+        (["infer", "-o", "x.jsonl", "-m", "m", "--device", "cpu", "-b", "no.jsonl"],
+         "warning: --device is deprecated; use --model-device"),
+        (["compare", "a", "b", "--json", "x.json"], "warning: --json is deprecated; use --out"),
+        (["compare", "a", "b", "--strict"], "warning: --strict is deprecated; use --same-items"),
+        (["data", "build", "mmvp", "-o", "x", "--no-lenient", "--from", "/nowhere"],
+         "warning: --no-lenient is deprecated; use --strict"),
+        (["integrations", "lmms-eval", "--install", "x", "-b", "nowhere.jsonl"],
+         "warning: --install is deprecated; use --out"),
+    ],
+)  # fmt: skip
+def test_old_spellings_of_every_command_still_parse(tmp_path, monkeypatch, args, notice):
+    """Each old spelling reaches the command (which then fails on the bad input given)."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, args)
+    assert notice in result.stderr.splitlines()
+    assert result.exit_code == 2, result.output
+    assert "No such option" not in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["serve-rewards"], ["review", "serve"]])
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_out_of_range_is_a_usage_error(command, port):
+    result = runner.invoke(app, [*command, "--port", port])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "Invalid value for '--port': Input should be" in said
+    assert ("65535" if port == "99999" else "greater than or equal to 0") in said
+    assert "Traceback" not in result.output
