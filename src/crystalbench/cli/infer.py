@@ -30,10 +30,12 @@ from crystalbench.cli.common import (
     ShowProgress,
     console,
     err_console,
+    guard_line,
     handle_errors,
     leaderboard_table,
 )
 from crystalbench.cli.flags import Flag, read_ids, split_commas
+from crystalbench.cli.score_options import GUARD_FLAG
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
 EXIT_INCOMPLETE = 1
@@ -284,6 +286,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
         "Cosine threshold tau: a step pair can match when its cosine is >= tau",
         kind=float,
     ),
+    GUARD_FLAG,
     Flag(
         "scoring.device",
         ("--device",),
@@ -482,6 +485,9 @@ def run(
         f"{stats.cache_hits} from the cache",
         highlight=False,
     )
+    guarded = guard_line(done.scores.summary)
+    if guarded is not None:
+        console.print(guarded, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
     if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)
