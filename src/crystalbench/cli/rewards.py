@@ -8,7 +8,7 @@ from typing import Annotated, Any, cast
 import typer
 
 from crystalbench.cli.common import PORT_RANGE, err_console, handle_errors
-from crystalbench.defaults import ENCODER, TAU, CompatMode
+from crystalbench.defaults import ENCODER, GUARD, GUARDS, TAU, CompatMode
 from crystalbench.settings import (
     REWARD_SERVER_IDLE_TIMEOUT_S,
     REWARD_SERVER_MAX_BODY_BYTES,
@@ -35,6 +35,13 @@ def serve_rewards(
     compat: Annotated[
         str, typer.Option(help="Matching rules: none (paper) or crystal-metrics-0.2")
     ] = "none",
+    guard: Annotated[
+        str,
+        typer.Option(
+            help="Fact guard of step matching: none (paper), facts, or facts-strict (a step "
+            "that contradicts the reference step it restates earns nothing; for training)"
+        ),
+    ] = GUARD,
     kind: Annotated[
         str, typer.Option(help="Reward kind of POST /v1/rewards when a request names none")
     ] = "cpr",
@@ -111,6 +118,10 @@ def serve_rewards(
 
         raise UnknownNameError("reward kind", kind, REWARD_KINDS)
     match_rules(compat)  # unknown modes fail now, not in the worker
+    if guard not in GUARDS:
+        from crystalbench.errors import UnknownNameError
+
+        raise UnknownNameError("guard", guard, GUARDS)
     rules = FormatRules(allow_think=allow_think, max_chars=max_chars, max_steps=max_steps)
     limits = ServerLimits(
         max_body_bytes=int(max_body_mb * 1024 * 1024),
@@ -131,6 +142,7 @@ def serve_rewards(
             compat=None if compat == "none" else cast(CompatMode, compat),
             format_rules=rules,
             store=store_path,
+            guard=guard,
         )
         if warm:
             from crystalbench.data.loading import load_benchmark
@@ -154,6 +166,7 @@ def serve_rewards(
         typer.echo(
             f"crystal serve-rewards: listening on {srv.url} "
             f"(encoder {config['encoder_identity']}, tau {config['tau']}"
+            + (f", guard {config['guard']}" if config["guard"] != "none" else "")
             + (", bearer token required)" if token else ")")
         )
 
