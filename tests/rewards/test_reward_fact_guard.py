@@ -21,7 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from crystalbench.data import load_benchmark
+from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.predictions import load_predictions
 from crystalbench.encoders import HashEncoder
 from crystalbench.rewards import RewardScorer, load_reward_encoder
 from crystalbench.rewards.runtime import shared_source
@@ -103,12 +104,30 @@ def test_copied_wording_with_wrong_numbers_stops_earning_the_step_term(attack, e
 
 def test_honest_completions_keep_their_reward(attack, encoder):
     """The guard takes nothing from a completion that states the reference facts (the
-    reference chain itself), nor from the sample's terse and verbose paraphrases."""
+    reference chain itself)."""
     items, _, honest, _ = attack
     plain = RewardScorer(encoder).rewards(honest, items)
     for guard in ("facts", "facts-strict"):
         assert RewardScorer(encoder, guard=guard).rewards(honest, items) == plain
     assert plain == pytest.approx([1.0] * len(items))
+
+
+@pytest.mark.slow
+def test_the_sample_styles_keep_their_rewards(encoder):
+    """The sample's five model styles, as completions: not one reward moves under either
+    guard (they restate facts; none contradicts its reference)."""
+    bench = load_benchmark("sample")
+    completions, rows = [], []
+    for path in sorted((SAMPLE_DIR / "predictions").glob("*.jsonl")):
+        for pred in load_predictions(path).by_id.values():
+            steps = pred.reasoning_steps
+            text = dumps(steps, pred.answer or "") if steps is not None else pred.response
+            completions.append(text or "")
+            rows.append(bench.get(pred.id))
+    base = RewardScorer(encoder).rewards(completions, rows)
+    assert len(set(base)) > 10  # a spread of rewards, not a degenerate set
+    for guard in ("facts", "facts-strict"):
+        assert RewardScorer(encoder, guard=guard).rewards(completions, rows) == base, guard
 
 
 def test_the_guard_reads_the_items_options():
