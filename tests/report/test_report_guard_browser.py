@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_report_browser import ARTIFACTS, browser  # noqa: F401  (the module's chromium)
 
 from crystalbench.config import ScoreConfig
 from crystalbench.report import build_report
 from crystalbench.scoring import evaluate
 from crystalbench.types import Prediction
 from fakes import make_benchmark, make_item
-from test_report_browser import ARTIFACTS, browser  # noqa: F401  (the module's chromium)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -85,15 +85,15 @@ def test_the_item_view_shows_each_veto_with_its_reason_and_spans(browser, tmp_pa
     page.keyboard.press("Escape")
     page.select_option("#f-status", "vetoed")
     assert page.locator("#items tbody button.open").all_inner_texts() == ["copied"]
-    assert "2 pairs vetoed in 1 items (number 1, negation 1)" in page.locator(
-        "#guard-0"
-    ).inner_text()
+    assert (
+        "2 pairs vetoed in 1 items (number 1, negation 1)" in page.locator("#guard-0").inner_text()
+    )
     assert errors == [], errors
     page.close()
 
 
 def test_runs_with_different_guards_are_marked_not_comparable(browser, tmp_path):  # noqa: F811
-    plain, guarded, bench = _runs(tmp_path)
+    plain, guarded, _ = _runs(tmp_path)
     with pytest.warns(UserWarning, match="fact guard"):
         html = build_report(
             [plain, guarded], tmp_path / "r.html", names=["paper", "guarded"], n_resamples=50

@@ -143,6 +143,13 @@ def agreement(
             help="Another matcher's decisions: CSV/JSONL of pair_id, matcher, decision (repeatable)"
         ),
     ] = None,
+    guard: Annotated[
+        str,
+        typer.Option(
+            help="Also score cosine at tau with this fact guard (facts: a pair whose steps "
+            "state incompatible facts does not match), or none"
+        ),
+    ] = "facts",
     judge_url: Annotated[
         str | None, typer.Option(help="Also score the judge matcher at this endpoint")
     ] = None,
@@ -202,6 +209,7 @@ def agreement(
         confidence=confidence,
         n_resamples=resamples,
         seed=seed,
+        guard=guard,
     )
     paths = write_agreement(report, out)
     from rich.table import Table

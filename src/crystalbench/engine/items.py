@@ -185,8 +185,9 @@ class CandidateFilter(Protocol):
     """Removes pairs from an item's candidates (see the module docstring, stage 2).
 
     ``name`` keys the seconds :meth:`prepare` and :meth:`candidates` take in the run's
-    timings; :meth:`record` goes into the config record of ``summary.json``. A filter has state of its own (what it
-    prepared, what it counted), so the engine gives every prediction set its own filters.
+    timings; :meth:`record` goes into the config record of ``summary.json``. A filter has
+    state of its own (what it prepared, what it counted), so the engine gives every
+    prediction set its own filters.
     The judge matcher (:class:`~crystalbench.judges.step_judge.JudgeMatcher`) and the fact
     guard (:class:`~crystalbench.guards.candidates.GuardFilter`) are two.
     """

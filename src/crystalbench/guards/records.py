@@ -28,6 +28,7 @@ __all__ = [
     "VetoScope",
 ]
 
+
 class Conflict(Record):
     """Two steps state incompatible facts: why, and where (what a guard's check returns)."""
 

@@ -398,9 +398,7 @@ def render_latex(
         caption = f"{caption} {latex_escape(note)}"
     pair_columns = PAIR_METRICS if paired else ()
     columns = (
-        "l"
-        + "l" * guarded
-        + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS) + len(pair_columns))
+        "l" + "l" * guarded + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS) + len(pair_columns))
     )
     header = " & ".join(
         [
