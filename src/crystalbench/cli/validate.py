@@ -269,6 +269,13 @@ def ablate(
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder")],
     thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds")] = _THRESHOLDS,
+    guards: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated fact guards to ablate (none,facts,facts-strict): one row "
+            "per encoder and guard [default: none]"
+        ),
+    ] = None,
     default_encoder: Annotated[
         str | None,
         typer.Option(help="Label of the encoder of the reference ranking [default: the first]"),
@@ -328,6 +335,7 @@ def ablate(
             default_encoder=default_encoder,
             default_threshold=default_threshold,
             progress=hook,
+            guards=split_commas(guards),
         )
     report = report.model_copy(
         update={"failures": [str(f) for f in failures] + list(report.failures)}

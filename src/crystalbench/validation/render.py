@@ -499,7 +499,13 @@ def ablation_markdown(report: AblationReport) -> str:
         "",
         f"{len(report.encoders)} encoders x {len(report.thresholds)} thresholds x "
         f"{len(report.models)} models on {report.benchmark} ({report.n_items} items). "
-        f"Default cell: {report.default_encoder} at tau {report.default_threshold:g}.",
+        f"Default cell: {report.default_encoder} at tau {report.default_threshold:g}."
+        + (
+            f" Fact guards: {', '.join(report.guards)} (one row per encoder and guard, "
+            "ENCODER+GUARD; not in the paper)."
+            if len(report.guards) > 1
+            else ""
+        ),
         "",
         "## Mean Match F1 per encoder (over models and thresholds)",
         "",
