@@ -111,7 +111,8 @@ def test_one_guard_keeps_the_encoder_labels_and_bad_guards_fail():
     config = ScoreConfig(encoder="hash", use_cache=False, guard="facts")
     report = run_ablation(bench, sets, [("hash", "hash")], thresholds=(0.35,), config=config)
     assert [e.label for e in report.encoders] == ["hash"]
-    assert report.guards == ["facts"] and report.cells[0].guard == "facts"
+    assert report.guards == ["facts"]
+    assert report.cells[0].guard == "facts"
     assert report.config["guard"] == "facts"
     with pytest.raises(InputError, match="unknown guard 'fact'"):
         run_ablation(bench, sets, [("hash", "hash")], guards=["fact"], config=config)
