@@ -255,6 +255,7 @@ def chain_fields(
     alpha: float = ALPHA,
     order_metric: str = ORDER_METRIC,
     precedence: Precedence | None = None,
+    matches: list[tuple[int, int, float]] | None = None,
 ) -> dict[str, Any]:
     """The fields of :class:`~crystalbench.types.ChainScore` as a plain dict, for hot loops.
 
@@ -266,7 +267,9 @@ def chain_fields(
     (with a precedence: the largest consistent set), in reference order.
 
     ``precedence`` is the reference steps' partial order (``docs/metrics.md``, "Partial-order
-    references"); ``None`` is the chain's own order, the paper.
+    references"); ``None`` is the chain's own order, the paper. ``matches``: the greedy
+    matches of ``similarity`` under ``rules`` when the caller has walked it already (a fact
+    guard's walk); they are not computed again.
 
     Examples:
         >>> f = chain_fields(np.eye(3, dtype=np.float32)[::-1])
@@ -281,7 +284,8 @@ def chain_fields(
     if sim.ndim != 2:
         sim = sim.reshape(0, 0)
     n_pred, n_ref = sim.shape
-    matches = greedy_pairs(sim, rules)
+    if matches is None:
+        matches = greedy_pairs(sim, rules)
     return {
         "n_pred": n_pred,
         "n_ref": n_ref,

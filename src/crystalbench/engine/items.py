@@ -167,6 +167,9 @@ class ChainContext:
     vetoes: list[Veto] | None = None
     """Pairs a filter kept from matching, and why (``None``: no filter records vetoes; an
     empty list: one ran and vetoed nothing). Recorded as the item's ``vetoed``."""
+    matches: list[tuple[int, int, float]] | None = None
+    """The greedy matches of the matrix the last filter returned, when that filter walked it
+    (the fact guard does): the scorer then does not walk it again. Reset before each filter."""
 
     @property
     def options(self) -> list[str]:
@@ -406,6 +409,7 @@ class ItemScorer:
         seconds = self.filter_seconds
         for candidate_filter in self.filters:
             began = time.perf_counter()
+            context.matches = None  # what an earlier filter walked is not this matrix
             similarity = candidate_filter.candidates(similarity, pred_steps, ref_steps, context)
             name = candidate_filter.name
             seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - began
@@ -416,16 +420,24 @@ class ItemScorer:
         acceptance order (:func:`crystalbench.matching.greedy_pairs`)."""
         return greedy_pairs(similarity, self.rules)
 
-    def chain_fields(self, similarity: np.ndarray, chain: ReferenceChain) -> dict[str, Any]:
+    def chain_fields(
+        self,
+        similarity: np.ndarray,
+        chain: ReferenceChain,
+        matches: list[tuple[int, int, float]] | None = None,
+    ) -> dict[str, Any]:
         """Every step metric of one chain from its candidates
         (:func:`crystalbench.matching.chain_fields`: matches, P/R/F1, LIS, Kendall, Ordered
-        F1). ``chain`` is where the order of its steps comes from (its precedence)."""
+        F1). ``chain`` is where the order of its steps comes from (its precedence);
+        ``matches``, the greedy matches of ``similarity`` when a filter walked it already
+        (:attr:`ChainContext.matches`)."""
         return chain_fields(
             similarity,
             rules=self.rules,
             alpha=self.alpha,
             order_metric=self.order_metric,
             precedence=chain.precedence,
+            matches=matches,
         )
 
     # ------------------------------------------------------------------ stage 4
@@ -445,7 +457,7 @@ class ItemScorer:
             similarity = self.candidates(
                 pred, vectors.of(chain.steps), pred_steps, chain.steps, context
             )
-            fields = self.chain_fields(similarity, chain)
+            fields = self.chain_fields(similarity, chain, context.matches)
             if best is None or (fields["f1"], fields["ordered_f1"]) > (
                 best[2]["f1"],
                 best[2]["ordered_f1"],

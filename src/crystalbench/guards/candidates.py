@@ -104,7 +104,9 @@ class GuardFilter:
     ) -> np.ndarray:
         """``similarity`` with the vetoed pairs (and, ``facts-strict``, the blocked steps)
         set to NaN; the vetoes go to ``context`` (a
-        :class:`~crystalbench.engine.ChainContext`: the item's options, the match rules)."""
+        :class:`~crystalbench.engine.ChainContext`: the item's options, the match rules),
+        and so do the matches of the walk (:attr:`~crystalbench.engine.ChainContext.matches`:
+        the scorer need not walk the returned matrix again)."""
         from crystalbench.matching import greedy_pairs
 
         vetoes: list[Veto] = []
@@ -114,39 +116,36 @@ class GuardFilter:
         guard, options_key = self._guard(context.options)
         sim = np.asarray(similarity, dtype=np.float32)
         rules = context.rules
-        blocked: dict[int, bool] = {}
+        decide = self._decide
         strict = self.strict
-
-        def conflict(i: int, j: int) -> Conflict | None:
-            return self._decide(guard, options_key, pred_steps[i], ref_steps[j])
+        # facts-strict: per predicted step, the closest reference step it was found
+        # compatible with, or -1 when it contradicts it (the step is blocked).
+        checked: dict[int, int] = {}
+        closest: list[np.ndarray] = []  # every row's closest reference step, read when needed
 
         def veto(i: int, j: int, value: float) -> bool:
             if strict:
-                stopped = blocked.get(i)
-                if stopped is None:
-                    closest = _closest(sim[i], rules)
-                    found = conflict(i, closest)
-                    stopped = blocked[i] = found is not None
-                    if found is not None:
-                        vetoes.append(
-                            Veto.from_conflict(
-                                found,
-                                pred=i,
-                                ref=closest,
-                                cosine=float(sim[i, closest]),
-                                scope="step",
-                            )
-                        )
-                if stopped:
+                state = checked.get(i)
+                if state is None:
+                    state = checked[i] = self._closest_check(
+                        guard, options_key, pred_steps, ref_steps, sim, i, closest, vetoes, rules
+                    )
+                if state < 0:
                     return True
-            found = conflict(i, j)
+                if state == j:
+                    return False  # the pair just found compatible
+            pred_step, ref_step = pred_steps[i], ref_steps[j]
+            if pred_step == ref_step:
+                return False  # a step cannot contradict itself
+            found = decide(guard, options_key, pred_step, ref_step)
             if found is None:
                 return False
             vetoes.append(Veto.from_conflict(found, pred=i, ref=j, cosine=value))
             return True
 
-        greedy_pairs(sim, rules, veto=veto)
+        matches = greedy_pairs(sim, rules, veto=veto)
         context.add_vetoes(vetoes)
+        context.matches = matches
         if not vetoes:
             return similarity
         out = np.array(sim, dtype=np.float32, copy=True)
@@ -156,6 +155,37 @@ class GuardFilter:
             else:
                 out[entry.pred, entry.ref] = np.nan
         return out
+
+    def _closest_check(
+        self,
+        guard: FactGuard,
+        options_key: str,
+        pred_steps: Sequence[str],
+        ref_steps: Sequence[str],
+        sim: np.ndarray,
+        row: int,
+        closest: list[np.ndarray],
+        vetoes: list[Veto],
+        rules: Any,
+    ) -> int:
+        """``facts-strict``: predicted step ``row`` against its closest reference step. The
+        column when they are compatible; -1 when they conflict (the step is blocked, and
+        recorded as a ``step`` veto)."""
+        if not closest:
+            closest.append(_closest_columns(sim, rules))
+        column = int(closest[0][row])
+        pred_step, ref_step = pred_steps[row], ref_steps[column]
+        if pred_step == ref_step:
+            return column
+        found = self._decide(guard, options_key, pred_step, ref_step)
+        if found is None:
+            return column
+        vetoes.append(
+            Veto.from_conflict(
+                found, pred=row, ref=column, cosine=float(sim[row, column]), scope="step"
+            )
+        )
+        return -1
 
     def finish(self) -> None:
         """Write the decisions made to the store."""
@@ -186,7 +216,7 @@ class GuardFilter:
         key = pair_key(options_key, pred_step, ref_step)
         known = self.memo.get(key)
         if known is False:
-            return None
+            return None  # the common case: one digest, one lookup
         found = guard.check(pred_step, ref_step)  # a remembered conflict is read for its spans
         if known is None:
             self.pairs_read += 1
@@ -194,13 +224,23 @@ class GuardFilter:
         return found
 
 
-def _closest(row: np.ndarray, rules: Any) -> int:
-    """The reference step a predicted step is closest to: its candidate with the highest
-    cosine (ties as the walk orders them: the lower index, or the higher one under
-    crystal-metrics rules). Only called for a row with a candidate the walk reached."""
+def _closest_columns(sim: np.ndarray, rules: Any) -> np.ndarray:
+    """Each predicted step's closest reference step: its candidate with the highest cosine
+    (ties as the walk orders them: the lower index, or the higher one under crystal-metrics
+    rules). Read only for rows with a candidate (others give an arbitrary column).
+
+    Examples:
+        >>> from crystalbench.matching import MatchRules
+        >>> S = np.array([[0.5, 0.9, 0.9], [0.2, np.nan, 0.4]], dtype=np.float32)
+        >>> _closest_columns(S, MatchRules()).tolist()
+        [1, 2]
+        >>> _closest_columns(S, MatchRules(ties_high_first=True)).tolist()
+        [2, 2]
+    """
     tau = np.float32(rules.tau)
-    passing = (row > tau) if rules.strict else (row >= tau)  # NaN never passes
-    values = np.where(passing, row, -np.inf)
-    top = values.max()
-    columns = np.flatnonzero(values == top)
-    return int(columns[-1] if rules.ties_high_first else columns[0])
+    with np.errstate(invalid="ignore"):
+        passing = (sim > tau) if rules.strict else (sim >= tau)  # NaN never passes
+    values = np.where(passing, sim, -np.inf)
+    if rules.ties_high_first:
+        return values.shape[1] - 1 - values[:, ::-1].argmax(axis=1)
+    return values.argmax(axis=1)

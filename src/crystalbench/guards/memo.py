@@ -35,11 +35,16 @@ _MAX_FRESH = 1 << 18
 forever); beyond this the memory is cleared and filled again."""
 
 
+_NOT_RULES = frozenset({"memo.py", "candidates.py", "__init__.py"})
+"""Modules of :mod:`crystalbench.guards` that decide nothing about a pair (this one, the
+engine's filter, the exports): editing them keeps the remembered decisions."""
+
+
 @functools.lru_cache(maxsize=1)
 def guard_namespace() -> str:
-    """The rule version that remembered decisions depend on: a digest of the source of
-    :mod:`crystalbench.guards` and :mod:`crystalbench.normalize` (whose number readers the
-    rules use).
+    """The rule version that remembered decisions depend on: a digest of the source of the
+    guard's rules (:mod:`crystalbench.guards` but for :data:`_NOT_RULES`) and of
+    :mod:`crystalbench.normalize` (whose number readers the rules use).
 
     Examples:
         >>> guard_namespace().startswith("guard:")
@@ -49,6 +54,8 @@ def guard_namespace() -> str:
     digest = hashlib.sha256()
     for folder in (package, package.parent / "normalize"):
         for path in sorted(folder.glob("*.py")):
+            if path.name in _NOT_RULES:
+                continue
             digest.update(path.name.encode())
             try:
                 digest.update(path.read_bytes())
