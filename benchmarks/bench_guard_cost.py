@@ -150,7 +150,8 @@ def run_encoder(encoder: str, files: Any, rounds: int) -> dict[str, Any]:
             )
     record["warm"] = warm
     record["warm_median_s"] = {
-        guard: round(statistics.median(x["wall_s"] for x in runs), 3) for guard, runs in warm.items()
+        guard: round(statistics.median(x["wall_s"] for x in runs), 3)
+        for guard, runs in warm.items()
     }
     record["warm_guard_median_s"] = {
         guard: round(statistics.median(x["guard_s"] for x in runs), 4)

@@ -25,10 +25,17 @@ from crystalbench.engine import ChainContext, ItemScorer, ScoringEngine
 from crystalbench.errors import UnknownNameError
 from crystalbench.guards import FactGuard, veto_whole_steps, without_vetoed
 from crystalbench.guards.candidates import GuardFilter
-from crystalbench.guards.memo import DecisionMemo, guard_namespace
+from crystalbench.guards.facts import step_facts
+from crystalbench.guards.memo import (
+    UNPACKED,
+    DecisionMemo,
+    guard_namespace,
+    pack_conflict,
+    unpack_conflict,
+)
 from crystalbench.matching import MatchRules, cosine_matrix, greedy_pairs
 from crystalbench.scoring import evaluate
-from crystalbench.types import Prediction
+from crystalbench.types import ConflictSpans, Prediction, TextSpan
 from fakes import make_item
 
 NUMBER = re.compile(r"\d+")
@@ -152,7 +159,8 @@ def test_decisions_are_remembered_in_the_cache_file(tmp_path):
     store = EmbeddingStore.default(tmp_path)
     remembered = store.get_values(guard_namespace())
     assert len(remembered) > 100
-    assert set(remembered.values()) == {0.0, 1.0}
+    assert 0.0 in remembered.values()
+    assert any(value > 0 for value in remembered.values())  # packed conflicts
     second = ScoringEngine(config)
     scorer = second.item_scorer()
     again = list(second.iter_scored(bench.items, [{p.id: p for p in preds}], [scorer]))
@@ -160,6 +168,12 @@ def test_decisions_are_remembered_in_the_cache_file(tmp_path):
     assert isinstance(filter_, GuardFilter)
     assert filter_.pairs_checked > 100
     assert filter_.pairs_read == 0
+    # Not one step read: every veto, its reason and spans, rebuilt from the cache file.
+    step_facts.cache_clear()
+    third = ScoringEngine(config)
+    again = list(third.iter_scored(bench.items, [{p.id: p for p in preds}], [third.item_scorer()]))
+    assert step_facts.cache_info().currsize == 0
+    assert [r.model_dump() for _, r in again] == [r.model_dump() for r in runs[0].items]
     assert [r.model_dump() for _, r in again] == [r.model_dump() for r in runs[0].items]
     assert "guard" in first.timings
     assert runs[0].summary.config["guard_rules"] == guard_namespace()
@@ -171,8 +185,8 @@ def test_a_memo_without_a_store_stays_bounded(monkeypatch):
     monkeypatch.setattr(memo_module, "_MAX_FRESH", 3)
     memo = DecisionMemo()
     for k in range(10):
-        memo.put(str(k), k % 2 == 0)
-    assert memo.get("9") is False
+        memo.put(str(k), float(k % 2))
+    assert memo.get("9") == 1.0
     assert memo.get("0") is None  # forgotten
     memo.flush()  # no store: nothing to write, nothing raised
 
@@ -188,3 +202,23 @@ def _set(bench, preds):
     from crystalbench.engine import ScoredSet
 
     return ScoredSet.checked("copier", bench, preds)
+
+
+def test_a_conflict_packs_into_one_number_and_back():
+    guard = FactGuard()
+    pairs = [
+        ("The angle ABC is 50 degrees.", "The angle ABC is 40 degrees."),
+        ("The door is not open.", "The door is open."),
+        ("The car is blue.", "The car is red."),
+    ]
+    for pred, ref in pairs:
+        conflict = guard.check(pred, ref)
+        assert conflict is not None
+        value = pack_conflict(conflict.reason, conflict.spans)
+        assert value > 0
+        assert value == float(int(value))  # exact in a float
+        assert unpack_conflict(value, pred, ref) == (conflict.reason, conflict.spans)
+    far = ConflictSpans(
+        pred=TextSpan(start=5000, end=5002, text="50"), ref=TextSpan(start=17, end=19, text="40")
+    )
+    assert pack_conflict("number", far) == UNPACKED  # a step that long is read again instead

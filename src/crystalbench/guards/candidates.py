@@ -37,7 +37,7 @@ import numpy as np
 from crystalbench.defaults import GUARDS, GuardKind
 from crystalbench.errors import UnknownNameError
 from crystalbench.guards.guard import FactGuard
-from crystalbench.guards.memo import DecisionMemo, pair_key
+from crystalbench.guards.memo import DecisionMemo, pack_conflict, pair_key, unpack_conflict
 from crystalbench.guards.records import Conflict
 from crystalbench.types import Veto
 
@@ -79,7 +79,7 @@ class GuardFilter:
         self.kind = str(kind)
         self.strict = kind == "facts-strict"
         self.memo = DecisionMemo(store)
-        self._guards: dict[tuple[str, ...], tuple[FactGuard, str]] = {}
+        self._guards: dict[tuple[str, ...], _ItemOptions] = {}
         self.pairs_checked = 0
         """Pairs the guard was asked about (from the memo or read)."""
         self.pairs_read = 0
@@ -113,7 +113,7 @@ class GuardFilter:
         if not len(pred_steps) or not len(ref_steps):
             context.add_vetoes(vetoes)
             return similarity
-        guard, options_key = self._guard(context.options)
+        item = self._item_options(context.options)
         sim = np.asarray(similarity, dtype=np.float32)
         rules = context.rules
         decide = self._decide
@@ -128,7 +128,7 @@ class GuardFilter:
                 state = checked.get(i)
                 if state is None:
                     state = checked[i] = self._closest_check(
-                        guard, options_key, pred_steps, ref_steps, sim, i, closest, vetoes, rules
+                        item, pred_steps, ref_steps, sim, i, closest, vetoes, rules
                     )
                 if state < 0:
                     return True
@@ -137,7 +137,7 @@ class GuardFilter:
             pred_step, ref_step = pred_steps[i], ref_steps[j]
             if pred_step == ref_step:
                 return False  # a step cannot contradict itself
-            found = decide(guard, options_key, pred_step, ref_step)
+            found = decide(item, pred_step, ref_step)
             if found is None:
                 return False
             vetoes.append(Veto.from_conflict(found, pred=i, ref=j, cosine=value))
@@ -158,8 +158,7 @@ class GuardFilter:
 
     def _closest_check(
         self,
-        guard: FactGuard,
-        options_key: str,
+        item: _ItemOptions,
         pred_steps: Sequence[str],
         ref_steps: Sequence[str],
         sim: np.ndarray,
@@ -177,7 +176,7 @@ class GuardFilter:
         pred_step, ref_step = pred_steps[row], ref_steps[column]
         if pred_step == ref_step:
             return column
-        found = self._decide(guard, options_key, pred_step, ref_step)
+        found = self._decide(item, pred_step, ref_step)
         if found is None:
             return column
         vetoes.append(
@@ -199,29 +198,49 @@ class GuardFilter:
         return {"guard_rules": self.memo.namespace}
 
     # ------------------------------------------------------------------ helpers
-    def _guard(self, options: Sequence[str]) -> tuple[FactGuard, str]:
+    def _item_options(self, options: Sequence[str]) -> _ItemOptions:
         key = tuple(str(option) for option in options)
         found = self._guards.get(key)
         if found is None:
             if len(self._guards) >= _MAX_GUARDS:
                 self._guards.clear()
-            found = self._guards[key] = (FactGuard(key), "\x1f".join(key))
+            found = self._guards[key] = _ItemOptions(key)
         return found
 
-    def _decide(
-        self, guard: FactGuard, options_key: str, pred_step: str, ref_step: str
-    ) -> Conflict | None:
-        """The guard's verdict on one pair: remembered, or read (and remembered)."""
+    def _decide(self, item: _ItemOptions, pred_step: str, ref_step: str) -> Conflict | None:
+        """The guard's verdict on one pair: remembered (a conflict with its reason and
+        spans), or read (and remembered)."""
         self.pairs_checked += 1
-        key = pair_key(options_key, pred_step, ref_step)
+        key = pair_key(item.key, pred_step, ref_step)
         known = self.memo.get(key)
-        if known is False:
+        if known == 0.0:
             return None  # the common case: one digest, one lookup
-        found = guard.check(pred_step, ref_step)  # a remembered conflict is read for its spans
+        if known is not None and known > 0:
+            reason, spans = unpack_conflict(known, pred_step, ref_step)
+            return Conflict(reason=reason, spans=spans)
+        found = item.guard.check(pred_step, ref_step)  # unknown, or spans that did not pack
         if known is None:
             self.pairs_read += 1
-            self.memo.put(key, found is not None)
+            self.memo.put(key, 0.0 if found is None else pack_conflict(found.reason, found.spans))
         return found
+
+
+class _ItemOptions:
+    """An item's options: their memo key, and the guard that reads them (built when a pair
+    of the item is first read, not when every decision comes from the memo)."""
+
+    __slots__ = ("_guard", "key", "options")
+
+    def __init__(self, options: tuple[str, ...]) -> None:
+        self.options = options
+        self.key = "\x1f".join(options)
+        self._guard: FactGuard | None = None
+
+    @property
+    def guard(self) -> FactGuard:
+        if self._guard is None:
+            self._guard = FactGuard(self.options)
+        return self._guard
 
 
 def _closest_columns(sim: np.ndarray, rules: Any) -> np.ndarray:
