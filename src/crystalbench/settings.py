@@ -173,6 +173,12 @@ take the load (never longer than the ``Retry-After`` cap)."""
 # --- reward server --------------------------------------------------------------------------------
 # (``crystal serve-rewards``: concurrency, timeouts, limits.)
 
+REWARD_SERVER_HOST: Final = "127.0.0.1"
+"""Interface the reward server binds (``--host``): loopback, this machine only."""
+
+REWARD_SERVER_PORT: Final = 8765
+"""TCP port of the reward server (``--port``; 0 picks a free one)."""
+
 REWARD_SERVER_MAX_BODY_BYTES: Final = 32 * 1024 * 1024
 """Largest request body (``--max-body-mb``); a larger ``Content-Length`` gets 413 unread."""
 
@@ -344,6 +350,9 @@ REFERENCES_RAY_CONCURRENCY: Final = 2
 REVIEW_DB: Final = "review.sqlite"
 """Database of ``crystal review`` when ``--db`` is not given: a SQLite file in the working
 folder (``--db postgresql://user@host/name`` for a team server)."""
+
+REVIEW_DB_ENV: Final = "CRYSTALBENCH_REVIEW_DB"
+"""Environment variable naming the review database when ``--db`` is not given."""
 
 REVIEW_HOST: Final = "127.0.0.1"
 """Address ``crystal review serve`` binds by default: loopback only; any other address
