@@ -483,7 +483,13 @@ the embedding cache) and the cosine scoring recorded; beyond it the embeddings a
 the run was scored with, and sampling stops."""
 
 ABLATION_THRESHOLDS: Final = (0.30, 0.35, 0.40, 0.45, 0.50)
-"""Thresholds of ``crystal ablate`` (the paper's five; ``--thresholds``)."""
+"""Thresholds of ``crystal validate ablate`` (the paper's five; ``--thresholds``)."""
+
+TRAIN_SWEEP_GRID: Final = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+"""Values of CPR's answer weight a_w that ``crystal train-sweep`` trains (``--grid``)."""
+
+TRAIN_SWEEP_METRIC: Final = "harmonic"
+"""Validation metric that picks the best a_w of ``crystal train-sweep`` (``--metric``)."""
 
 STEP_JUDGE_MAX_TOKENS: Final = 256
 """Reply length limit of one judge-matcher request."""

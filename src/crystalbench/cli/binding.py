@@ -224,11 +224,11 @@ def _parameter(model: type[BaseModel], flag: Flag, config_at: str | None) -> ins
     if default is ... or default is None or flag.convert is not None:
         default = ... if required else None
         shown = False if flag.required else (flag.default_text or _missing_default(flag))
+    elif isinstance(default, list):  # the field takes the text (a validator splits it)
+        shown = flag.default_text or ",".join(map(str, default)) or _missing_default(flag)
+        default = None
     elif flag.default_text is not None:
         shown = flag.default_text
-    elif isinstance(default, list) and not default:
-        default = None
-        shown = _missing_default(flag)
     kind: Any = flag.kind if default is not None and default is not ... else Optional[flag.kind]  # noqa: UP045
     if flag.argument:
         info_object = typer.Argument(

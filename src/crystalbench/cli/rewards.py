@@ -69,7 +69,13 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
         kind=float,
     ),
     Flag("compat", ("--compat",), "Step rules: none (the paper) or crystal-metrics-0.2"),
-    Flag("kind", ("--kind",), "Reward kind of POST /v1/rewards when a request names none"),
+    Flag(
+        "kind",
+        ("--reward-kind",),
+        "Reward kind of POST /v1/rewards when a request names none",
+        deprecated=("--kind",),
+        param_name="reward_kind",
+    ),
     Flag(
         "format_rules.allow_think",
         ("--allow-think/--no-think",),
