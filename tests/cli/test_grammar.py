@@ -141,6 +141,30 @@ def test_the_check_catches_undeclared_options_and_broken_old_spellings():
 
 
 # --------------------------------------------------------------------------- --help
+def test_old_command_names_are_hidden():
+    root = full_app()
+    assert root.commands["ablate"].hidden
+    assert not root.commands["validate"].commands["ablate"].hidden
+    page = runner.invoke(app, ["--help"], terminal_width=200).output
+    assert "│ ablate " not in page
+    assert "│ validate " in page
+
+
+def test_set_and_a_config_file_meet_flags_in_one_config(tmp_path):
+    """``--set`` reaches any field of the file's part of the config; a named flag wins over
+    it; a malformed one names itself."""
+    runs = ["train", "--config", "recipe:qwen2_5_vl_3b_cpr", "--dry-run"]
+    result = runner.invoke(app, [*runs, "--set", "output_dir=/tmp/a", "-o", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path / "b") in " ".join(result.output.split())
+    bad = runner.invoke(app, [*runs, "--set", "grpo.learning_rate=fast"])
+    assert bad.exit_code == 2
+    said = " ".join(bad.output.split())
+    assert "field grpo.learning_rate: Input should be a valid number" in said
+    assert "(from --set grpo.learning_rate=fast)" in said
+    assert "field --set: expects KEY=VALUE" in runner.invoke(app, [*runs, "--set", "x"]).output
+
+
 def test_every_option_shows_its_default_and_a_readable_type():
     root = full_app()
     problems: list[str] = []
@@ -219,6 +243,17 @@ def test_an_old_spelling_given_twice_warns_once_and_a_value_equal_to_it_is_left_
          "warning: --no-lenient is deprecated; use --strict"),
         (["integrations", "lmms-eval", "--install", "x", "-b", "nowhere.jsonl"],
          "warning: --install is deprecated; use --out"),
+        (["serve-rewards", "--kind", "cpr", "--port", "99999"],
+         "warning: --kind is deprecated; use --reward-kind"),
+        (["train", "-c", "recipe:nope", "--output-dir", "x"],
+         "warning: --output-dir is deprecated; use --out"),
+        (["train-sweep", "--config", "recipe:nope", "--output-dir", "x"],
+         "warning: --output-dir is deprecated; use --out"),
+        (["validate", "agreement", "--pairs", "no.jsonl", "--labels", "no.csv", "-o", "x",
+          "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m"],
+         "warning: --judge-url is deprecated; use --matcher-url"),
+        (["ablate", "-b", "nowhere.jsonl", "-p", "x.jsonl", "--encoders", "hash", "-o", "x"],
+         "warning: crystal ablate is deprecated; use crystal validate ablate"),
     ],
 )  # fmt: skip
 def test_old_spellings_of_every_command_still_parse(tmp_path, monkeypatch, args, notice):

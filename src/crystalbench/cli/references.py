@@ -164,8 +164,13 @@ REGENERATE_FLAGS: tuple[Flag, ...] = (
         metavar="IDS|@FILE",
         required=True,
     ),
-    Flag("items", ("--items",), "The item set, if it moved since the build", metavar="ITEMS",
-         default_text="the build's"),  # fmt: skip
+    Flag(
+        "items",
+        ("--items",),
+        "The item set, if it moved since the build",
+        metavar="ITEMS",
+        default_text="the build's",
+    ),
     _GENERATOR,
     _VALIDATOR,
     _CONCURRENCY,

@@ -105,8 +105,7 @@ IMPORT_FLAGS: tuple[Flag, ...] = (
     Flag(
         "source",
         ("SOURCE",),
-        "A references output folder (or its benchmark.jsonl), or a step-pair file (.jsonl "
-        "or .csv)",
+        "A references output folder (or its benchmark.jsonl), or a step-pair file (.jsonl or .csv)",
         argument=True,
         required=True,
     ),
@@ -163,9 +162,7 @@ def serve_command(config: ReviewServeConfig) -> None:
             highlight=False,
         )
 
-    serve_review(
-        config, ready=ready, on_note=lambda line: err_console.print(line, highlight=False)
-    )
+    serve_review(config, ready=ready, on_note=lambda line: err_console.print(line, highlight=False))
 
 
 @review_app.command("add-user")

@@ -159,8 +159,7 @@ ABLATE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "encoders",
         ("--encoders",),
-        "Comma-separated encoders (names, folders, minilm-offline, hash), each NAME or "
-        "LABEL=NAME",
+        "Comma-separated encoders (names, folders, minilm-offline, hash), each NAME or LABEL=NAME",
         metavar="ENCODERS",
         required=True,
     ),

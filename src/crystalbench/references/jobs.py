@@ -191,5 +191,7 @@ def regenerate_from_job(
     config = job.resolved(stored)
     ids, source = job.item_ids()
     overrides = config.record()
-    result = regenerate_references(folder, ids, overrides=overrides, source=source, on_event=on_event)
+    result = regenerate_references(
+        folder, ids, overrides=overrides, source=source, on_event=on_event
+    )
     return result, len(dict.fromkeys(ids))

@@ -61,8 +61,8 @@ __all__ = [
     "bundled_recipes",
     "dump_config",
     "load_train_config",
-    "resolve_recipe_path",
     "phase_plans",
+    "resolve_recipe_path",
     "reward_terms",
 ]
 
