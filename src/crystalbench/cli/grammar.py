@@ -166,6 +166,10 @@ MEANINGS: dict[str, str] = {
     "--max-rounds": "rounds before an item still rejected is reported",
     "--samples": "chains per generator, item and round",
     "--alternatives": "candidate chains kept as alternative references",
+    "--precedence": "infer which consensus steps may come in either order",
+    "--no-precedence": "infer which consensus steps may come in either order",
+    "--precedence-share": "the share of chains that must agree on two steps' order",
+    "--precedence-min-chains": "chains that must hold two steps for an order edge",
     "--engine": "what runs the requests: local or ray",
     "--ray-address": "the Ray cluster address",
     # --- training (training.config, training.sweep) -------------------------------------------

@@ -137,6 +137,26 @@ BUILD_FLAGS: tuple[Flag, ...] = (
         kind=int,
     ),
     Flag(
+        "references.precedence",
+        ("--precedence/--no-precedence",),
+        "Infer reference_precedence: steps the chains state in either order become "
+        "interchangeable",
+        kind=bool,
+    ),
+    Flag(
+        "references.precedence_share",
+        ("--precedence-share",),
+        "Share of the chains holding two steps that must agree on their order for an edge, "
+        "in (0.5, 1]",
+        kind=float,
+    ),
+    Flag(
+        "references.precedence_min_chains",
+        ("--precedence-min-chains",),
+        "Chains that must hold two steps for an edge between them",
+        kind=int,
+    ),
+    Flag(
         "references.seed",
         ("--seed",),
         "Base of every request's seed (recorded in config.json)",
