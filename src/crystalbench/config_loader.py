@@ -286,7 +286,9 @@ def _first_error(
     hints: Mapping[str, str],
 ) -> InputError:
     """The first validation error, naming its field and where its value came from."""
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # An unknown field first: a misspelt key is the usual cause of a "required" one.
+    first = next((e for e in errors if e.get("type") == "extra_forbidden"), errors[0])
     loc = ".".join(str(part) for part in first.get("loc", ()) if not isinstance(part, int))
     message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
     origin = _origin_of(loc, origins)

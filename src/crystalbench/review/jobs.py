@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crystalbench.errors import InputError
 from crystalbench.review.settings import ReviewSettings
@@ -66,6 +66,20 @@ class _OnDatabase(BaseModel):
 
     db: str = REVIEW_DB
     """A SQLite file (created if missing) or ``postgresql://user:password@host/name``."""
+
+    @field_validator("db")
+    @classmethod
+    def _supported(cls, value: str) -> str:
+        """Refuse another database (or a SQLite file in a missing folder) while the config is
+        built, so that the message names where the value came from."""
+        from crystalbench.review.db import database_url
+
+        try:
+            database_url(value)
+        except InputError as error:
+            where = f" ({error.path})" if error.path else ""
+            raise ValueError(error.message + where) from None
+        return value
 
 
 class ReviewServeConfig(_OnDatabase):
