@@ -18,7 +18,7 @@ import typer
 from crystalbench.cli.apps import new_app
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import Quiet, ShowProgress, console, err_console, handle_errors
-from crystalbench.cli.flags import Flag, read_ids
+from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids
 from crystalbench.references.jobs import ReferencesBuild, ReferencesRegenerate
 
 references_app = new_app(
@@ -90,27 +90,8 @@ BUILD_FLAGS: tuple[Flag, ...] = (
         "Sentence encoder of the candidate steps (clustering)",
         metavar="NAME",
     ),
-    Flag(
-        "references.device",
-        ("--device",),
-        "Where the encoder runs: cuda, cuda:1, cpu, mps",
-        metavar="DEVICE",
-        default_text="a GPU if visible, else cpu",
-    ),
-    Flag(
-        "references.use_cache",
-        ("--cache/--no-cache",),
-        "Read and write the on-disk embedding cache",
-        kind=bool,
-        param_name="cache",
-    ),
-    Flag(
-        "references.cache_dir",
-        ("--cache-dir",),
-        "Embedding cache folder (also $CRYSTALBENCH_CACHE_DIR)",
-        metavar="FOLDER",
-        default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
-    ),
+    device_flag("references."),
+    *cache_flags("references."),
     Flag("references.theta", ("--theta",), "Link steps at cosine >= theta", kind=float),
     Flag(
         "references.min_support",
@@ -139,8 +120,7 @@ BUILD_FLAGS: tuple[Flag, ...] = (
     Flag(
         "references.precedence",
         ("--precedence/--no-precedence",),
-        "Infer reference_precedence: steps the chains state in either order become "
-        "interchangeable",
+        "Infer reference_precedence: steps the chains state in either order become interchangeable",
         kind=bool,
     ),
     Flag(

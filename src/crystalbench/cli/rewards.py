@@ -13,7 +13,7 @@ import typer
 
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import err_console, handle_errors
-from crystalbench.cli.flags import Flag
+from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.rewards.server_config import RewardServerConfig
 from crystalbench.settings import REWARD_SERVER_MAX_BODY_BYTES, REWARD_SERVER_TOKEN_ENV
 
@@ -26,13 +26,7 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
         "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
         metavar="NAME",
     ),
-    Flag(
-        "device",
-        ("--device",),
-        "Where the encoder runs: cuda, cuda:1, cpu, mps",
-        metavar="DEVICE",
-        default_text="a GPU if visible, else cpu",
-    ),
+    device_flag(),
     Flag(
         "backend",
         ("--backend",),
@@ -48,20 +42,7 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
         metavar="N",
         default_text="64 on a CPU, 256 on a GPU",
     ),
-    Flag(
-        "use_cache",
-        ("--cache/--no-cache",),
-        "Keep reference embeddings in the on-disk cache",
-        kind=bool,
-        param_name="cache",
-    ),
-    Flag(
-        "cache_dir",
-        ("--cache-dir",),
-        "Embedding cache folder (also $CRYSTALBENCH_CACHE_DIR)",
-        metavar="FOLDER",
-        default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
-    ),
+    *cache_flags(what="embedding cache (reference steps)"),
     Flag(
         "threshold",
         ("--threshold", "--tau"),

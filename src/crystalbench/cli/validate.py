@@ -9,7 +9,6 @@ top-level ``crystal ablate`` is a hidden alias of ``crystal validate ablate``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +25,7 @@ from crystalbench.cli.common import (
     handle_errors,
     progress_hook,
 )
-from crystalbench.cli.flags import Flag
+from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import SCORE_FLAGS
 from crystalbench.validation.jobs import AblationConfig, AgreementConfig, SamplePairsConfig
 
@@ -38,27 +37,8 @@ validate_app = new_app(
 
 _BANDS = Flag("bands", ("--bands",), "Cosine band edges, increasing", metavar="EDGES")
 _SEED = Flag("seed", ("--seed",), "Seed of every random choice (recorded)", kind=int)
-_CACHE = Flag(
-    "use_cache",
-    ("--cache/--no-cache",),
-    "Read and write the on-disk cache",
-    kind=bool,
-    param_name="cache",
-)
-_CACHE_DIR = Flag(
-    "cache_dir",
-    ("--cache-dir",),
-    "Cache folder (also $CRYSTALBENCH_CACHE_DIR)",
-    metavar="FOLDER",
-    default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
-)
-_DEVICE = Flag(
-    "device",
-    ("--device",),
-    "Where an encoder that has to be loaded runs: cuda, cuda:1, cpu, mps",
-    metavar="DEVICE",
-    default_text="a GPU if visible, else cpu",
-)
+_CACHE, _CACHE_DIR = cache_flags(what="cache (embeddings; the judge matcher's verdicts)")
+_DEVICE = device_flag(what="an encoder that has to be loaded")
 
 SAMPLE_PAIRS_FLAGS: tuple[Flag, ...] = (
     Flag(
@@ -132,7 +112,7 @@ AGREEMENT_FLAGS: tuple[Flag, ...] = (
     Flag("resamples", ("--resamples",), "Bootstrap resamples (0: no kappa intervals)", kind=int),
     Flag("confidence", ("--confidence",), "Confidence level of the intervals", kind=float),
     _SEED,
-    replace(_CACHE, help="Read and write the judge matcher's verdict cache"),
+    _CACHE,
     _CACHE_DIR,
 )
 """The options of ``crystal validate agreement`` (one :class:`AgreementConfig` field each)."""
