@@ -313,6 +313,14 @@ class MetricSummary(Record):
     """Items scored against more than one reference chain."""
     n_alt_chain_won: int = 0
     """Items whose best reference chain was not the primary one (``ref_chain > 0``)."""
+    n_order_undefined: int = 0
+    """Items with fewer than two matched pairs (missing, unparsed and step-less items
+    included): their order is undefined and LIS and Kendall are 1.0 by the paper's convention,
+    so ``lis`` and ``kendall`` average over them as 1.0 (Match F1 and Ordered F1 are 0 for an
+    item without matches). Absent from results written before this count existed."""
+    n_compat_blank: int = 0
+    """Items whose blank answer crystal-metrics 0.2.0's answer rules credited
+    (``answer_rule == "compat_blank"``; compat answer rules only)."""
 
 
 class PairSummary(Record):

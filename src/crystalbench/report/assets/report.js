@@ -93,7 +93,9 @@
         (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
         (c.n_unknown_ids ? ", " + c.n_unknown_ids + " unknown ids skipped" : "") +
         (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") +
-        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") + ".";
+        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") +
+        (c.n_compat_blank ? ", " + c.n_compat_blank + " blank answers credited by crystal-metrics 0.2's rules" : "") + "." +
+        (c.n_order_undefined ? ' <span class="order-undefined">' + c.n_order_undefined + " items have fewer than two matched steps: their LIS and Kendall are 1.0 by the paper's convention (an undefined order), which raises the LIS column.</span>" : "");
       var pr = run.pairs;
       if (pr) html += ' <span id="pairs-' + RUNS.indexOf(run) + '">Pairs (MMVP): ' + pr.n_pairs_right + " of " + pr.n_pairs + " right (" + (100 * pr.pair_accuracy).toFixed(2) + "%), " +
         pr.n_pairs_incomplete + " incomplete (counted as not right); paired questions " + (100 * pr.question_accuracy).toFixed(2) + "% right.</span>";
