@@ -163,12 +163,13 @@ def agreement(
     Writes OUT/agreement.json, OUT/agreement.md (Table 3 layout) and OUT/agreement.html.
     """
     from crystalbench.errors import InputError
-    from crystalbench.validation.agreement import compute_agreement
+    from crystalbench.validation.agreement import compute_agreement, require_agreement_stack
     from crystalbench.validation.bands import parse_bands
     from crystalbench.validation.labels import read_decisions, read_labels
     from crystalbench.validation.pairs import read_pairs
     from crystalbench.validation.render import display_band, write_agreement
 
+    require_agreement_stack()
     edges = parse_bands(bands)
     pair_list = read_pairs(pairs)
     label_set = read_labels(labels)

@@ -53,7 +53,11 @@ def pick_device(device: str | None = None) -> str:
     """``device`` if given, else ``cuda`` when a GPU is visible, else ``mps``, else ``cpu``."""
     if device and device != "auto":
         return device
-    import torch
+    from crystalbench.extras import require
+
+    torch: Any = require(
+        "torch", what="a sentence encoder on torch", extra="embed", hint=OFFLINE_HINT
+    )
 
     if torch.cuda.is_available():
         return "cuda"

@@ -12,7 +12,7 @@ import ipaddress
 import socket
 from typing import Any
 
-from crystalbench.errors import CrystalbenchError
+from crystalbench.extras import require
 
 __all__ = ["bind_socket", "guarded_protocol", "is_loopback", "require_server_stack"]
 
@@ -23,14 +23,11 @@ def require_server_stack(what: str, extra: str) -> None:
     Args:
         what: The server, for the message (``the reward server``).
         extra: The extra that installs the stack (``serve``).
+
+    Raises:
+        MissingExtraError: uvicorn or Starlette is not installed.
     """
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise CrystalbenchError(
-            f"{what} needs uvicorn and Starlette: pip install 'crystalbench[{extra}]'"
-        ) from exc
+    require("starlette", "uvicorn", what=what, extra=extra, load=False)
 
 
 def is_loopback(host: str) -> bool:
