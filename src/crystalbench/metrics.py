@@ -286,6 +286,14 @@ COUNTS: tuple[Count, ...] = (
         False,
         optional=True,
     ),
+    Count(
+        "n_precedence",
+        "Partial order",
+        "items whose order was scored against a partial-order reference (reference_precedence)",
+        False,
+        False,
+        optional=True,
+    ),
 )
 """Every item count, in ``summary.json`` order; ``n_items = n_scored + n_no_steps +
 n_missing + n_parse_failed``."""

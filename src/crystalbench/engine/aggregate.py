@@ -42,6 +42,7 @@ class Aggregator:
         self.alt_chain_won: list[bool] = []
         self.order_undefined: list[bool] = []
         self.compat_blank: list[bool] = []
+        self.precedence: list[bool] = []
         self.paired: list[PairedAnswer] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
@@ -59,6 +60,7 @@ class Aggregator:
         self.alt_chain_won.append(result.ref_chain > 0)
         self.order_undefined.append(len(result.matches) < 2)
         self.compat_blank.append(result.answer_rule == COMPAT_BLANK_RULE)
+        self.precedence.append(result.ref_precedence is not None)
         if result.pair is not None:
             self.paired.append((result.pair, result.pair_size, result.answer_correct is True))
         self.source.append(result.source)
@@ -91,6 +93,7 @@ class Aggregator:
             n_alt_chain_won=count(self.alt_chain_won),
             n_order_undefined=count(self.order_undefined),
             n_compat_blank=count(self.compat_blank),
+            n_precedence=count(self.precedence),
         )
 
     def summary(

@@ -274,16 +274,17 @@ class ScoringEngine:
             scorers = [self.item_scorer() for _ in predictions]
         progress = self.progress
         total = len(items) * len(predictions)
-        chains: dict[bool, list[tuple[ReferenceChain, ...]]] = {}  # prepared once for all sets
+        # Prepared once for all sets with the same chain key.
+        chains: dict[tuple[bool, bool], list[tuple[ReferenceChain, ...]]] = {}
         prepared: list[list[PreparedItem]] = []
         for preds, scorer in zip(predictions, scorers, strict=True):
             began = time.perf_counter()
-            if scorer.alternative_chains not in chains:
-                chains[scorer.alternative_chains] = [scorer.reference_chains(i) for i in items]
+            if scorer.chain_key not in chains:
+                chains[scorer.chain_key] = [scorer.reference_chains(i) for i in items]
             prepared.append(
                 [
                     scorer.prepare(item, preds.get(item.id), chain)
-                    for item, chain in zip(items, chains[scorer.alternative_chains], strict=True)
+                    for item, chain in zip(items, chains[scorer.chain_key], strict=True)
                 ]
             )
             self.tick("parse", began)

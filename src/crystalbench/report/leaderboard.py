@@ -80,6 +80,8 @@ class LeaderboardRow(Record):
     """Items with fewer than two matches (LIS and Kendall 1.0 by the paper's convention)."""
     n_compat_blank: int = 0
     """Blank answers crystal-metrics 0.2.0's answer rules credited."""
+    n_precedence: int = 0
+    """Items whose order was scored against a partial-order reference."""
     pairs: PairSummary | None = None
     """Question and pair accuracy of the paired items (MMVP); ``None`` when none is paired."""
 
@@ -134,6 +136,7 @@ def leaderboard_rows(
                 n_alt_chain_won=sum(1 for item in run.items if item.ref_chain > 0),
                 n_order_undefined=sum(1 for item in run.items if len(item.matches) < 2),
                 n_compat_blank=sum(1 for item in run.items if item.answer_rule == BLANK_RULE),
+                n_precedence=sum(1 for item in run.items if item.ref_precedence is not None),
                 pairs=summarize_pairs(
                     (item.pair, item.pair_size, item.answer_correct is True) for item in run.items
                 ),
