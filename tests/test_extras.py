@@ -340,6 +340,16 @@ def test_error_messages_keep_their_brackets():
     result = CliRunner().invoke(app, [])
     assert result.exit_code == 2
     assert "x[embed] [bold]y[/bold] [/] pip install 'crystalbench[all]'" in result.output
+    long = "a long message " * 30 + "pip install 'crystalbench[review]'"
+
+    @handle_errors
+    def wordy() -> None:
+        raise CrystalbenchError(long)
+
+    app = typer.Typer()
+    app.command()(wordy)
+    result = CliRunner().invoke(app, [])
+    assert long in result.output, "not wrapped: the command in it copies in one piece"
 
 
 def _unescaped_interpolations(path: Path) -> list[str]:
