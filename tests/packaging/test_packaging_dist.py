@@ -384,3 +384,61 @@ def test_a_core_install_has_no_torch_and_every_help_page_works(core_install, tmp
             env=clean_env(),
         )
         assert done.returncode == 0, (page, done.stdout + done.stderr)
+
+
+UVICORN_FLOOR = "0.30.0"
+"""The oldest uvicorn the ``serve`` and ``review`` extras allow (``uvicorn>=0.30,<1``)."""
+
+
+@pytest.mark.slow
+def test_the_reward_server_limits_hold_on_the_oldest_uvicorn_allowed(dist, tmp_path):
+    """crystalbench.serving extends uvicorn's h11 protocol (not public API): the reward
+    server's limit tests (silent and trickling clients, timeouts, 503s) run against the
+    installed wheel with uvicorn at the extra's floor. The newest uvicorn allowed is the one
+    the rest of the suite runs on."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    serve = extras["project"]["optional-dependencies"]["serve"]
+    assert f"uvicorn>={UVICORN_FLOOR.rsplit('.', 1)[0]},<1" in serve
+    python = make_venv(
+        tmp_path / "venv",
+        f"{dist['wheel']}[serve]",
+        f"uvicorn=={UVICORN_FLOOR}",
+        "pytest",
+        "pytest-timeout",
+        "hypothesis",
+    )
+    version = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import uvicorn, crystalbench; print(uvicorn.__version__, crystalbench.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=clean_env(),
+    ).stdout.split()
+    assert version[0] == UVICORN_FLOOR
+    assert str(tmp_path) in version[1], "crystalbench must come from the installed wheel"
+    done = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not slow",
+            "tests/rewards/test_rewards_server_limits.py",
+            "tests/test_serving_guards.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+        env=clean_env(),
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-5000:]
+    assert " passed" in done.stdout

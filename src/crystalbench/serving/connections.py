@@ -12,7 +12,8 @@ import ipaddress
 import socket
 from typing import Any
 
-from crystalbench.extras import require
+from crystalbench.errors import CrystalbenchError
+from crystalbench.extras import install_command, require
 
 __all__ = ["bind_socket", "guarded_protocol", "is_loopback", "require_server_stack"]
 
@@ -85,9 +86,27 @@ def guarded_protocol(*, idle_timeout_s: float, header_timeout_s: float) -> type[
     sends anything, or trickles its headers a byte at a time, would stay open for ever (and
     count against ``limit_concurrency``). Here a new connection gets the idle timer at once,
     and a request's headers must be complete ``header_timeout_s`` after its first byte.
+
+    The class extends uvicorn's own h11 protocol, which is not public API: the ``serve``
+    and ``review`` extras bound uvicorn to the range this is tested with
+    (``tests/packaging/test_packaging_uvicorn.py`` runs the server's limit tests on the
+    oldest uvicorn allowed).
+
+    Raises:
+        CrystalbenchError: The installed uvicorn has no such protocol class.
     """
     import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    try:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+    except ImportError as exc:
+        from importlib.metadata import version
+
+        raise CrystalbenchError(
+            f"uvicorn {version('uvicorn')} has no uvicorn.protocols.http.h11_impl.H11Protocol, "
+            "which crystalbench's servers extend; install the uvicorn the extra allows: "
+            f"{install_command('serve')}"
+        ) from exc
 
     class GuardedH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
