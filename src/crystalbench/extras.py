@@ -28,6 +28,7 @@ __all__ = [
     "OPTIONAL_IMPORTS",
     "MissingExtraError",
     "OptionalImport",
+    "error_of_kind",
     "install_command",
     "installed",
     "require",
@@ -128,7 +129,40 @@ class MissingExtraError(CrystalbenchError, ImportError):
         return self.message
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.what, self.modules, self.extra, self.hint))
+        # Rebuilt through the kind it was raised as, so it pickles (worker processes).
+        kind = next((k for k in type(self).__mro__[1:] if k in _KINDS), None)
+        return (_rebuild, (kind, self.what, self.modules, self.extra, self.hint))
+
+
+_KINDS: dict[type[CrystalbenchError], type[MissingExtraError]] = {}
+
+
+def error_of_kind(kind: type[CrystalbenchError] | None) -> type[MissingExtraError]:
+    """:class:`MissingExtraError` that is also a ``kind`` (for example an
+    :class:`~crystalbench.errors.EncoderUnavailableError`), so code that catches the
+    site's own error keeps catching a missing package. ``kind`` must not define
+    ``__init__``.
+
+    Examples:
+        >>> from crystalbench.errors import EncoderUnavailableError
+        >>> cls = error_of_kind(EncoderUnavailableError)
+        >>> issubclass(cls, EncoderUnavailableError), issubclass(cls, MissingExtraError)
+        (True, True)
+    """
+    if kind is None or issubclass(kind, MissingExtraError):
+        return MissingExtraError
+    if kind not in _KINDS:
+        if "__init__" in vars(kind):
+            raise TypeError(f"{kind.__name__} defines __init__: it cannot carry a missing extra")
+        namespace = {"__module__": __name__, "__doc__": kind.__doc__}
+        _KINDS[kind] = type(f"Missing{kind.__name__}", (MissingExtraError, kind), namespace)
+    return _KINDS[kind]
+
+
+def _rebuild(
+    kind: type[CrystalbenchError] | None, what: str, modules: list[str], extra: str, hint: str
+) -> MissingExtraError:
+    return error_of_kind(kind)(what, modules, extra, hint)
 
 
 def default_extra(modules: list[str]) -> str:
@@ -177,6 +211,7 @@ def require(
     extra: str | None = None,
     hint: str = "",
     load: bool = True,
+    kind: type[CrystalbenchError] | None = None,
 ) -> ModuleType | None:
     """Import optional modules, or raise :class:`MissingExtraError` naming the extra.
 
@@ -191,6 +226,9 @@ def require(
         hint: Another way out, added after the install command.
         load: Import the modules (the default); ``False`` only checks that they are
             installed, without the cost of importing them.
+        kind: The error class the site raises for other failures (for example
+            :class:`~crystalbench.errors.EncoderUnavailableError`): the error raised is both
+            a :class:`MissingExtraError` and a ``kind`` (see :func:`error_of_kind`).
 
     Returns:
         The first module, imported (``None`` with ``load=False``).
@@ -239,5 +277,5 @@ def require(
         for name in missing:
             if not offered & set(OPTIONAL_IMPORTS[name].extras):
                 raise ValueError(f"the {chosen!r} extra does not install {name}")
-        raise MissingExtraError(what, missing, chosen, hint)
+        raise error_of_kind(kind)(what, missing, chosen, hint)
     return loaded[0] if loaded else None
