@@ -63,6 +63,7 @@ LAYERS: tuple[Layer, ...] = (
             "errors.py",
             "types.py",
             "paths.py",
+            "hub_access.py",
             "metrics.py",
             "io.py",
             "sqlite_wal.py",
@@ -70,7 +71,9 @@ LAYERS: tuple[Layer, ...] = (
             "serving/",
         ),
         "the paper's constants (`defaults.py`) and how the tools run (`settings.py`), one home "
-        "each; error types with file, line and field; frozen pydantic records; the cache folder; "
+        "each; error types with file, line and field; frozen pydantic records; the cache folder "
+        "and local paths told from hub ids (`paths.py`); whether the model hub answers "
+        "(`hub_access.py`); "
         "the metrics table (key, header, format, direction, bounds); strict reading of user "
         "files; SQLite's write-ahead log; reference precedence (partial orders of steps); the "
         "HTTP guards and connection handling both servers share (`serving/`)",

@@ -185,7 +185,7 @@ def test_single_parquet_file(mathvision_copy, tmp_path):
 
 
 def test_missing_location(tmp_path):
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="no such file or folder"):
         build("mathvision", tmp_path / "nowhere", tmp_path / "set")
 
 
