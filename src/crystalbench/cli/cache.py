@@ -17,16 +17,17 @@ app = typer.Typer(help="Inspect or clear the on-disk embedding cache.", no_args_
 def info(
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder")] = None,
 ) -> None:
-    """Show the cache location, size and entries per encoder."""
-    from crystalbench.encoders import EmbeddingStore
+    """Show the cache location, size and entries per encoder (read only: creates nothing)."""
+    from crystalbench.encoders.cache import inspect_cache
 
-    store = EmbeddingStore.default(cache_dir)
-    stats = store.stats()
-    size = stats.pop("__bytes__")
-    console.print(f"cache file: {store.path}")
-    console.print(f"size: {size / 1e6:.1f} MB")
-    for encoder, count in sorted(stats.items()):
-        console.print(f"  {encoder}: {count} embeddings")
+    summary = inspect_cache(cache_dir)
+    if not summary.exists:
+        console.print(f"no embedding cache at {summary.path}", highlight=False)
+        return
+    console.print(f"cache file: {summary.path}", highlight=False)
+    console.print(f"size: {summary.size_bytes / 1e6:.1f} MB")
+    for encoder, count in sorted(summary.entries.items()):
+        console.print(f"  {encoder}: {count} embeddings", highlight=False)
 
 
 @app.command("clear")
@@ -37,7 +38,12 @@ def clear(
 ) -> None:
     """Delete cached embeddings (all, or one encoder identity's)."""
     from crystalbench.encoders import EmbeddingStore
+    from crystalbench.encoders.cache import inspect_cache
 
+    summary = inspect_cache(cache_dir)
+    if not summary.exists:
+        console.print(f"no embedding cache at {summary.path}: nothing to clear", highlight=False)
+        return
     store = EmbeddingStore.default(cache_dir)
     removed = store.clear(encoder)
     console.print(f"removed {removed} embeddings from {store.path}")
