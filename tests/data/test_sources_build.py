@@ -404,7 +404,7 @@ def test_killed_build_never_looks_complete(mathvision_copy, tmp_path, previous):
         assert [i.id for i in read_item_set(out).items] == ["mathvision/1"]
     else:
         assert not out.exists()
-        with pytest.raises(InputError, match="not an item set"):
+        with pytest.raises(InputError, match="no such file or folder"):
             read_item_set(out)
 
 
