@@ -134,9 +134,10 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "shells",
-        ("cli/", "__init__.py"),
-        "the doors: the `crystal` command (parses flags, calls one library function, prints) "
-        "and `import crystalbench` (the public API, imported lazily)",
+        ("cli/", "__init__.py", "construction_demo.py"),
+        "the doors: the `crystal` command (parses flags, calls one library function, prints), "
+        "`import crystalbench` (the public API, imported lazily) and the construction demo "
+        "(`construction_demo.py`: runs `crystal` commands one after the other)",
     ),
 )
 """The layers, lowest first. A module may import its own layer and the ones before it."""

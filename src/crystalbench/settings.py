@@ -376,6 +376,10 @@ REFERENCES_RAY_BATCH_SIZE: Final = 16
 REFERENCES_RAY_CONCURRENCY: Final = 2
 """Ray actors per stage (generation, consensus) of the ``ray`` engine."""
 
+REFERENCES_DEMO_PORT: Final = 8431
+"""Port of ``crystal references demo-server`` (the scripted OpenAI-compatible server on
+loopback; ``crystal demo --construction`` starts its own on a free port)."""
+
 # --- review app -----------------------------------------------------------------------------------
 # (``crystal review serve``: annotators per task, holds, sessions, rate limits.)
 

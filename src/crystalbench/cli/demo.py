@@ -13,16 +13,40 @@ from crystalbench.defaults import OFFLINE_ENCODER
 
 @handle_errors
 def demo(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where results go")] = Path(
-        "crystal-demo"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Where results go (crystal-demo; crystal-demo/construction)"
+        ),
+    ] = None,
     encoder: Annotated[
         str, typer.Option(help="Encoder (default: the bundled offline MiniLM)")
     ] = OFFLINE_ENCODER,
     progress: Annotated[bool, typer.Option(help="Show progress bars")] = True,
     report: Annotated[bool, typer.Option(help="Write the HTML report")] = True,
+    construction: Annotated[
+        bool,
+        typer.Option(
+            "--construction",
+            help="Build a benchmark from the sample's source copies instead: data build, "
+            "references build against scripted loopback models, review import, infer, score",
+        ),
+    ] = False,
 ) -> None:
-    """Score the sample benchmark's model styles offline and print the paper's Table 2 columns."""
+    """Score the sample benchmark's model styles offline and print the paper's Table 2 columns.
+
+    With --construction, run the whole construction life cycle offline instead, printing each
+    command it runs (crystalbench.construction_demo)."""
+    if construction:
+        from crystalbench.construction_demo import run_construction_demo
+
+        run_construction_demo(
+            out or Path("crystal-demo/construction"),
+            encoder=encoder,
+            echo=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+        )
+        return
+    out = out or Path("crystal-demo")
     from crystalbench.config import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
     from crystalbench.encoders import load_encoder
