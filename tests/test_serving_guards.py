@@ -276,3 +276,22 @@ def test_both_servers_enforce_the_body_pace(tmp_path):
     for app in (review, rewards):
         assert app.min_body_bytes_per_s == SERVING_MIN_BODY_BYTES_PER_S
         assert app.body_grace_s == SERVING_BODY_GRACE_S
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve-rewards", "--encoder", "hash", "--port", "99999"],
+        ["references", "demo-server", "--port", "-1"],
+    ],
+)
+def test_a_port_out_of_range_is_a_clear_error_not_a_traceback(argv):
+    """``--port 99999`` ended in an ``OverflowError`` traceback from the socket module."""
+    from typer.testing import CliRunner
+
+    from crystalbench.cli.main import app
+
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert "is not a TCP port: give 1-65535, or 0 for a free one" in result.output
+    assert "Traceback" not in result.output
