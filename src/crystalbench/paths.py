@@ -95,12 +95,15 @@ def local_path_reason(text: str) -> str | None:
     return None
 
 
-def local_path(spec: str | Path, *, option: str | None = None) -> Path | None:
+def local_path(
+    spec: str | Path, *, option: str | None = None, what: str | None = None
+) -> Path | None:
     """The existing local file or folder ``spec`` names, ``None`` when it is not a local path.
 
     Args:
         spec: What the user passed (``~`` is expanded).
-        option: The command-line option it came with (``--benchmark``), named in the error.
+        option: The command-line option it came with (``--from``), named in the error.
+        what: What it should have been (``benchmark``), named in the error.
 
     Returns:
         The path when it exists; ``None`` when ``spec`` does not look like a local path (the
@@ -139,7 +142,8 @@ def local_path(spec: str | Path, *, option: str | None = None) -> Path | None:
             shown = ", ".join(repr(str(parent / name)) for name in close)
             hint = f"; did you mean {shown}?"
     raise InputError(
-        f"no such file or folder (read as a local path: {reason}; a hub id looks like "
+        (f"{what} not found: " if what else "")
+        + f"no such file or folder (read as a local path: {reason}; a hub id looks like "
         f"owner/name){hint}",
         path=text,
         field=option,

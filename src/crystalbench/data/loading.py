@@ -241,7 +241,7 @@ def load_benchmark(
         return load_jsonl_benchmark(
             SAMPLE_DIR / "benchmark.jsonl", name="sample", image_root=image_root, limits=limits
         )
-    path = local_path(text)
+    path = local_path(text, what="benchmark")
     if path is not None:
         if path.is_dir():
             for file_name in ("benchmark.jsonl", ITEM_SET_FILE):
