@@ -34,6 +34,7 @@ from pathlib import Path
 
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.settings import INFER_API_KEY_ENV
 
 __all__ = [
     "DEMO_SOURCES",
@@ -287,7 +288,7 @@ def run_construction_demo(
     shutil.copytree(EXAMPLES_DIR, folder / "sources", dirs_exist_ok=True)
     echo(f"# example copies of the sources, in their published layouts: {folder / 'sources'}")
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    environment.setdefault("OPENAI_API_KEY", "demo")  # the server needs none; the client asks
+    environment.setdefault(INFER_API_KEY_ENV, "demo")  # the server needs none; clients ask
     with DemoServer(port=0) as server:
         echo(
             f"# scripted models at {server.url} (to serve them yourself: crystal references "
