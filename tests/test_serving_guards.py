@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -43,16 +44,16 @@ class Marked(RequestGuard):
         return [(b"x-guarded", b"1")]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, int]]:
+@contextmanager
+def _serving(app: Any, **timeouts: float) -> Iterator[tuple[str, int]]:
+    """``app`` on uvicorn, on a free loopback port, in a background thread."""
     import uvicorn
 
-    app = Marked(echo, max_header_bytes=2048, token="s3cret", max_body_bytes=100)
     sock = bind_socket("127.0.0.1", 0, backlog=64)
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        http=guarded_protocol(idle_timeout_s=1.0, header_timeout_s=0.5),
+        http=guarded_protocol(**timeouts),
         lifespan="off",
         log_level="error",
         h11_max_incomplete_event_size=2048,
@@ -67,6 +68,13 @@ def server() -> Iterator[tuple[str, int]]:
     yield "127.0.0.1", port
     runner.should_exit = True
     thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, int]]:
+    app = Marked(echo, max_header_bytes=2048, token="s3cret", max_body_bytes=100)
+    with _serving(app, idle_timeout_s=1.0, header_timeout_s=0.5) as address:
+        yield address
 
 
 def exchange(address: tuple[str, int], raw: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -180,30 +188,12 @@ def test_body_too_large_is_an_http_error():
 @pytest.fixture(scope="module")
 def paced() -> Iterator[tuple[str, int]]:
     """The guard with the body-rate rule: 2,000 bytes/s after a 0.5 s grace."""
-    import uvicorn
-
     app = RequestGuard(
         echo, max_header_bytes=2048, max_body_bytes=10**6, min_body_bytes_per_s=2000,
         body_grace_s=0.5,
     )  # fmt: skip
-    sock = bind_socket("127.0.0.1", 0, backlog=64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app,
-        http=guarded_protocol(idle_timeout_s=5.0, header_timeout_s=2.0),
-        lifespan="off",
-        log_level="error",
-    )
-    runner = uvicorn.Server(config)
-    thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not runner.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.01)
-    yield "127.0.0.1", port
-    runner.should_exit = True
-    thread.join(timeout=5)
+    with _serving(app, idle_timeout_s=5.0, header_timeout_s=2.0) as address:
+        yield address
 
 
 def _send_body(address: tuple[str, int], size: int, chunks: list[tuple[float, int]]) -> tuple:
