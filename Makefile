@@ -9,12 +9,14 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
 SOURCES := src tests benchmarks scripts tools
 
-.PHONY: demo test test-fast lint format typecheck pytest browser bench-env bench clean help
+.PHONY: demo test test-fast smoke lint format typecheck pytest browser bench-env bench clean help
 
 help:
 	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
 	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
 	@echo "make test-fast - the quick loop: the suite without tests marked slow (no lint)"
+	@echo "make smoke  - build the sdist and wheel, install the wheel in a fresh venv and run the"
+	@echo "              README's commands from another folder; run the sdist's tests (CI runs it)"
 	@echo "make bench  - build benchmarks/.venv-bench (with crystal-metrics) and run the scoring"
 	@echo "              benchmark against crystal-metrics (see benchmarks/RESULTS.md)"
 
@@ -23,7 +25,7 @@ $(BIN)/python:
 	$(PIP) install --disable-pip-version-check -q --upgrade pip
 
 $(VENV)/.installed-demo: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP_INSTALL) -e ".[embed]"
+	$(PIP_INSTALL) -e ".[embed,onnx]"
 	@touch $@
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml constraints.txt
@@ -59,6 +61,10 @@ test: lint pytest
 # The quick loop while working: everything but the tests marked slow (real models, browser).
 test-fast: $(VENV)/.installed-test
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
+
+# The package as users get it (tools/smoke_wheel.py): about 5 minutes, most of it installing.
+smoke: $(VENV)/.installed-test
+	$(BIN)/python tools/smoke_wheel.py --sdist-tests
 
 # The benchmarks have their own environment: crystal-metrics never enters .venv.
 BENCH_PY := benchmarks/.venv-bench/bin/python

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from crystalbench.cli.apps import deprecated
 from crystalbench.cli.binding import configured
@@ -34,7 +35,7 @@ from crystalbench.cli.common import (
     handle_errors,
     leaderboard_table,
 )
-from crystalbench.cli.flags import Flag, read_ids, split_commas
+from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
 from crystalbench.cli.score_options import GUARD_FLAG
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
@@ -287,28 +288,8 @@ RUN_FLAGS: tuple[Flag, ...] = (
         kind=float,
     ),
     GUARD_FLAG,
-    Flag(
-        "scoring.device",
-        ("--device",),
-        "Where the sentence encoder runs: cuda, cuda:1, cpu, mps",
-        metavar="DEVICE",
-        default_text="a GPU if visible, else cpu",
-        deprecated=("--encoder-device",),
-    ),
-    Flag(
-        "scoring.use_cache",
-        ("--cache/--no-cache",),
-        "Read and write the on-disk embedding cache",
-        kind=bool,
-        param_name="cache",
-    ),
-    Flag(
-        "scoring.cache_dir",
-        ("--cache-dir",),
-        "Embedding cache folder (also $CRYSTALBENCH_CACHE_DIR)",
-        metavar="FOLDER",
-        default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
-    ),
+    replace(device_flag("scoring."), deprecated=("--encoder-device",)),
+    *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
 )
 """The options of ``crystal run``: inference, then scoring (``scoring.``) and the report."""
@@ -329,7 +310,7 @@ def _announce(message: str) -> None:
 
 
 def _warn(message: str) -> None:
-    err_console.print(f"[yellow]warning:[/] {message}", highlight=False)
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def summary_table(summary: Any) -> Any:
@@ -380,7 +361,7 @@ def summary_table(summary: Any) -> Any:
 def _print_summary(summary: Any) -> None:
     console.print(summary_table(summary))
     for kind, message in sorted(summary.error_examples.items()):
-        err_console.print(f"[red]{kind}[/]: {message}", highlight=False, markup=True)
+        err_console.print(f"[red]{escape(kind)}[/]: {escape(message)}", highlight=False)
     if summary.n_pending:
         hint = "--retry-errors" if summary.n_errors or summary.n_skipped_errors else ""
         console.print(
@@ -395,6 +376,7 @@ def _interrupted(out: Path) -> typer.Exit:
     err_console.print(
         f"interrupted: every record written so far is in {out}; rerun the same command to resume.",
         highlight=False,
+        markup=False,
     )
     return typer.Exit(EXIT_INTERRUPTED)
 

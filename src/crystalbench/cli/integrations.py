@@ -16,6 +16,14 @@ integrations_app = new_app(
 )
 
 
+@integrations_app.callback()
+def integrations() -> None:
+    """Use crystalbench inside other evaluation harnesses."""
+    # A group of one command needs a callback: without one, typer runs that command as the
+    # app itself, and the console script's `crystal integrations lmms-eval` (which builds
+    # this group alone, crystalbench.cli.entry.fast_app) would reject "lmms-eval".
+
+
 @integrations_app.command("lmms-eval")
 @handle_errors
 @deprecated(install="--out", prompt="--prompt-file")

@@ -34,6 +34,7 @@ import numpy as np
 
 from crystalbench.encoders.base import Encoder
 from crystalbench.errors import EncoderUnavailableError
+from crystalbench.extras import install_command
 
 LOG = logging.getLogger("crystalbench.encoders")
 
@@ -138,11 +139,15 @@ class AutoEncoder:
             raise EncoderUnavailableError(
                 f"encoder {self.onnx.name!r} has no ONNX export in {self.onnx.export_folder} "
                 "yet, and making one (or running the model with torch) needs torch and "
-                "sentence-transformers: pip install 'crystalbench[embed,onnx]'"
+                f"sentence-transformers: {install_command('embed,onnx')}"
             )
+        from crystalbench.encoders.model_files import HubUnreachableError
+
         try:
             self.onnx.export()
-        except Exception as exc:  # any export failure falls back to the torch path
+        except HubUnreachableError:  # torch could not get the model either: say so at once
+            raise
+        except Exception as exc:  # any other export failure falls back to the torch path
             LOG.warning(
                 "could not export encoder %r to ONNX (%s: %s); running it with torch",
                 self.onnx.name,

@@ -12,9 +12,16 @@ import ipaddress
 import socket
 from typing import Any
 
-from crystalbench.errors import CrystalbenchError
+from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.extras import install_command, require
 
-__all__ = ["bind_socket", "guarded_protocol", "is_loopback", "require_server_stack"]
+__all__ = [
+    "bind_socket",
+    "check_port",
+    "guarded_protocol",
+    "is_loopback",
+    "require_server_stack",
+]
 
 
 def require_server_stack(what: str, extra: str) -> None:
@@ -23,14 +30,11 @@ def require_server_stack(what: str, extra: str) -> None:
     Args:
         what: The server, for the message (``the reward server``).
         extra: The extra that installs the stack (``serve``).
+
+    Raises:
+        MissingExtraError: uvicorn or Starlette is not installed.
     """
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise CrystalbenchError(
-            f"{what} needs uvicorn and Starlette: pip install 'crystalbench[{extra}]'"
-        ) from exc
+    require("starlette", "uvicorn", what=what, extra=extra, load=False)
 
 
 def is_loopback(host: str) -> bool:
@@ -50,6 +54,29 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_port(port: object, *, option: str = "--port") -> int:
+    """``port`` when it is a TCP port number (0 asks the system for a free one), else a clear
+    error naming ``option``.
+
+    Raises:
+        InputError: Not an integer, or outside 0-65535.
+
+    Examples:
+        >>> check_port(8420), check_port(0)
+        (8420, 0)
+        >>> check_port(99999)
+        Traceback (most recent call last):
+        ...
+        crystalbench.errors.InputError: field --port: 99999 is not a TCP port: give 1-65535, \
+or 0 for a free one
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError(
+            f"{port!r} is not a TCP port: give 1-65535, or 0 for a free one", field=option
+        )
+    return port
+
+
 def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A listening, non-blocking TCP socket on ``host:port`` (0: a free port).
 
@@ -59,6 +86,7 @@ def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
     connection (about 40 ms a request).
 
     Raises:
+        InputError: ``port`` is not a TCP port number (:func:`check_port`).
         OSError: The address is in use or not an interface of this machine.
 
     Examples:
@@ -67,6 +95,7 @@ def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
         (True, True)
         >>> sock.close()
     """
+    check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
@@ -88,9 +117,27 @@ def guarded_protocol(*, idle_timeout_s: float, header_timeout_s: float) -> type[
     sends anything, or trickles its headers a byte at a time, would stay open for ever (and
     count against ``limit_concurrency``). Here a new connection gets the idle timer at once,
     and a request's headers must be complete ``header_timeout_s`` after its first byte.
+
+    The class extends uvicorn's own h11 protocol, which is not public API: the ``serve``
+    and ``review`` extras bound uvicorn to the range this is tested with
+    (``tests/packaging/test_packaging_uvicorn.py`` runs the server's limit tests on the
+    oldest uvicorn allowed).
+
+    Raises:
+        CrystalbenchError: The installed uvicorn has no such protocol class.
     """
     import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    try:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+    except ImportError as exc:
+        from importlib.metadata import version
+
+        raise CrystalbenchError(
+            f"uvicorn {version('uvicorn')} has no uvicorn.protocols.http.h11_impl.H11Protocol, "
+            "which crystalbench's servers extend; install the uvicorn the extra allows: "
+            f"{install_command('serve')}"
+        ) from exc
 
     class GuardedH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crystalbench.defaults import ENCODER, TAU
 from crystalbench.errors import CrystalbenchError, UnknownNameError
+from crystalbench.extras import require
 from crystalbench.rewards.types import RewardKind, RewardWeights
 
 __all__ = [
@@ -57,9 +58,13 @@ __all__ = [
     "Strategy",
     "TrainConfig",
     "TrainingError",
+    "bundled_file",
+    "bundled_recipes",
     "dump_config",
     "load_train_config",
     "phase_plans",
+    "require_training_stack",
+    "resolve_recipe_path",
     "reward_terms",
 ]
 
@@ -515,6 +520,58 @@ def resolve_recipe_path(spec: str | Path) -> Path:
         'qwen2_5_vl_3b_cpr_curriculum.yaml'
     """
     return _resolve_path(spec)
+
+
+def bundled_file(name: str) -> Path:
+    """The absolute path of a bundled recipe or launcher config, by its path under the
+    recipes folder (``qwen2_5_vl_3b_cpr.yaml``, ``launch/ds_zero3.json``).
+
+    Raises:
+        UnknownNameError: No such bundled file (the known ones are listed).
+
+    Examples:
+        >>> bundled_file("qwen2_5_vl_3b_cpr.yaml").name
+        'qwen2_5_vl_3b_cpr.yaml'
+    """
+    target = (RECIPES_DIR / name).resolve()
+    if not target.is_file() or RECIPES_DIR.resolve() not in target.parents:
+        known = sorted(
+            str(path.relative_to(RECIPES_DIR)) for path in RECIPES_DIR.rglob("*") if path.is_file()
+        )
+        raise UnknownNameError("bundled recipe file", name, known)
+    return target
+
+
+def bundled_recipes() -> tuple[list[Path], list[Path]]:
+    """``(training recipes, launcher configs)``: the bundled ``recipe:NAME`` files and the
+    accelerate / DeepSpeed configs beside them.
+
+    Examples:
+        >>> recipes, launchers = bundled_recipes()
+        >>> any(path.stem == "qwen2_5_vl_3b_cpr" for path in recipes)
+        True
+    """
+    return sorted(RECIPES_DIR.glob("*.yaml")), sorted((RECIPES_DIR / "launch").glob("*"))
+
+
+def require_training_stack(what: str = "crystal train") -> None:
+    """Fail at once, naming the ``train`` extra, when TRL, transformers, accelerate, PEFT,
+    datasets or torch is missing (before any data is prepared or a model loaded).
+
+    Raises:
+        MissingExtraError: One of them is not installed.
+    """
+    require(
+        "trl",
+        "transformers",
+        "accelerate",
+        "peft",
+        "datasets",
+        "torch",
+        what=what,
+        extra="train",
+        load=False,
+    )
 
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:

@@ -59,6 +59,7 @@ from crystalbench.agreement import (
     wilson_interval,
 )
 from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
+from crystalbench.extras import require
 from crystalbench.settings import (
     SCHEMA_VERSION,
     VALIDATION_BOOTSTRAP_RESAMPLES,
@@ -491,6 +492,22 @@ def _calibration(
 # --------------------------------------------------------------------------- entry point
 
 
+def require_agreement_stack() -> None:
+    """Fail at once, naming the ``validate`` extra, when the libraries behind the agreement
+    statistics are missing (call it before slow work such as a judge run).
+
+    Raises:
+        MissingExtraError: statsmodels or krippendorff is not installed.
+    """
+    require(
+        "statsmodels",
+        "krippendorff",
+        what="crystal validate agreement",
+        extra="validate",
+        load=False,
+    )
+
+
 def compute_agreement(
     pairs: Sequence[StepPair],
     labels: LabelSet,
@@ -531,6 +548,8 @@ def compute_agreement(
         InputError: A label names a pair that is not in ``pairs``, or ``guard`` is
             ``facts-strict`` (its step scope needs the whole chains and their cosines; a
             pair alone cannot show it) or unknown.
+        MissingExtraError: statsmodels or krippendorff is not installed (the ``validate``
+            extra).
     """
     from crystalbench.errors import InputError
 
@@ -541,7 +560,7 @@ def compute_agreement(
             "(score the runs with --guard facts-strict and use the as-matched pairs)",
             field="guard",
         )
-
+    require_agreement_stack()
     known = {pair.pair_id: pair for pair in pairs}
     for pair_id, line in labels.lines.items():
         if pair_id not in known:
