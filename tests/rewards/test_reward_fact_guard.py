@@ -161,3 +161,31 @@ def test_trainers_name_the_guard_in_their_reward_kwargs(monkeypatch):
     assert shared_source(encoder="hash").guard == "facts"
     with pytest.raises(UnknownNameError, match="facts-strict"):
         shared_source(encoder="hash", guard="fact")
+
+
+def test_the_reward_server_serves_the_guard_it_was_configured_with():
+    """``crystal serve-rewards --guard`` (its config): a real server on loopback, the official
+    client; the health check names the guard and the copy earns no step credit."""
+    from crystalbench.rewards import RemoteRewardScorer
+    from crystalbench.rewards.server_config import RewardServerConfig, build_reward_server
+
+    item = BenchmarkItem(
+        id="angle",
+        source="mathvision",
+        question="What is angle ABC?",
+        answer="40",
+        reference_steps=["The angle ABC is 40 degrees."],
+    )
+    copy = dumps(["The angle ABC is 50 degrees."], "40")
+    config = RewardServerConfig(encoder="hash", use_cache=False, port=0, guard="facts-strict")
+    with build_reward_server(config) as server:
+        assert server.wait_ready(30)
+        client = RemoteRewardScorer(server.url)
+        assert client.health()["config"]["guard"] == "facts-strict"
+        (signals,) = client.signals([copy], [item])
+    assert signals.answer_correct is True
+    assert signals.step_f1 == 0.0
+    plain = RewardScorer(HashEncoder(), tau=config.threshold).signals([copy], [item])[0]
+    assert plain.step_f1 == 1.0  # the hole the guard closes
+    with pytest.raises(ValueError, match="guard"):
+        RewardServerConfig(guard="strict")

@@ -132,7 +132,7 @@ def test_crystal_ablate_takes_guards(tmp_path):
         ),
     ]
     out = tmp_path / "ablation"
-    args = ["ablate", "-b", "sample", "-p", str(files[0]), "-p", str(files[1])]
+    args = ["validate", "ablate", "-b", "sample", "-p", str(files[0]), "-p", str(files[1])]
     result = runner.invoke(
         app,
         [
