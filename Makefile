@@ -9,12 +9,13 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
 SOURCES := src tests benchmarks scripts tools
 
-.PHONY: demo test test-fast lint format typecheck pytest browser bench-env bench clean help
+.PHONY: demo test test-fast lint format typecheck pytest browser docs bench-env bench clean help
 
 help:
 	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
 	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
 	@echo "make test-fast - the quick loop: the suite without tests marked slow (no lint)"
+	@echo "make docs   - build the documentation site strictly (any warning fails) into site/"
 	@echo "make bench  - build benchmarks/.venv-bench (with crystal-metrics) and run the scoring"
 	@echo "              benchmark against crystal-metrics (see benchmarks/RESULTS.md)"
 
@@ -28,6 +29,10 @@ $(VENV)/.installed-demo: $(BIN)/python pyproject.toml constraints.txt
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml constraints.txt
 	$(PIP_INSTALL) -e ".[all,test]"
+	@touch $@
+
+$(VENV)/.installed-docs: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP_INSTALL) -e ".[docs]"
 	@touch $@
 
 demo: $(VENV)/.installed-demo
@@ -60,6 +65,12 @@ test: lint pytest
 test-fast: $(VENV)/.installed-test
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
+# The documentation site (mkdocs.yml): strict, so a broken link, a missing page or an
+# unresolved reference fails the build. Its code examples are tested by `make test`
+# (tests/docs/). NO_MKDOCS_2_WARNING silences Material's banner about MkDocs 2.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # The benchmarks have their own environment: crystal-metrics never enters .venv.
 BENCH_PY := benchmarks/.venv-bench/bin/python
 BENCH_ARGS ?= leaderboard --items 300 --sets 5 --wait-quiet 0.2
@@ -71,4 +82,4 @@ bench: bench-env
 	$(BENCH_PY) benchmarks/bench_scoring.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache crystal-demo
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache crystal-demo site
