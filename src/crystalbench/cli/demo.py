@@ -52,6 +52,7 @@ def demo(
         done = score_job(job, out, benchmark=bench, progress=hook)
     rows = [(name, run.summary) for name, run in done.runs.items()]
     console.print(leaderboard_table(rows, title="CRYSTAL sample leaderboard"))
+    path: Path | None = None
     if report:
         from crystalbench.report import build_report
 
