@@ -1,14 +1,15 @@
 """Pure step-matching maths: greedy one-to-one matching, P/R/F1, LIS, Kendall, Ordered F1.
 
 Functions here take plain numbers and arrays; no I/O, no models. The contract is
-``docs/metrics.md``. Similarities are float32 (as sentence encoders produce them) and
-the threshold is compared at float32 precision. Which rules a compat mode means lives in
-:mod:`crystalbench.compat.matching`; here every function takes a :class:`MatchRules`.
+``docs/metrics.md``. The order scores (LIS, Kendall, and their partial-order generalisation)
+live in :mod:`crystalbench.order`; they are re-exported here. Similarities are float32 (as
+sentence encoders produce them) and the threshold is compared at float32 precision. Which
+rules a compat mode means lives in :mod:`crystalbench.compat.matching`; here every function
+takes a :class:`MatchRules`.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +18,27 @@ import numpy as np
 
 from crystalbench.defaults import ALPHA, ORDER_METRIC, TAU
 from crystalbench.errors import UnknownNameError
+from crystalbench.order import kendall_score, longest_increasing_subsequence, order_fields
+from crystalbench.precedence import Precedence
 from crystalbench.types import ChainScore, StepMatch
+
+__all__ = [
+    "ORDER_METRICS",
+    "MatchRules",
+    "chain_fields",
+    "check_order_metric",
+    "cosine_matrix",
+    "greedy_match",
+    "greedy_pairs",
+    "kendall_score",
+    "lis_ratio",
+    "longest_increasing_subsequence",
+    "match_metrics",
+    "ordered_f1",
+    "precision_recall_f1",
+    "prediction_order",
+    "score_chain",
+]
 
 ORDER_METRICS = ("lis", "kendall")
 
@@ -160,40 +181,6 @@ def prediction_order(matches: Sequence[StepMatch]) -> list[int]:
     return [m.pred_index for m in sorted(matches, key=lambda m: m.ref_index)]
 
 
-def longest_increasing_subsequence(sequence: Sequence[int]) -> list[int]:
-    """Positions (into ``sequence``) of one longest strictly increasing subsequence.
-
-    Among several longest subsequences the one that ends on the smallest values is
-    returned, which makes the choice deterministic.
-
-    Examples:
-        >>> longest_increasing_subsequence([3, 0, 1, 4, 2])
-        [1, 2, 4]
-        >>> longest_increasing_subsequence([])
-        []
-    """
-    tails: list[int] = []  # tails[k]: smallest tail value of an increasing run of length k+1
-    tail_pos: list[int] = []
-    parent: list[int] = [-1] * len(sequence)
-    for pos, value in enumerate(sequence):
-        k = bisect_left(tails, value)
-        if k == len(tails):
-            tails.append(value)
-            tail_pos.append(pos)
-        else:
-            tails[k] = value
-            tail_pos[k] = pos
-        parent[pos] = tail_pos[k - 1] if k > 0 else -1
-    if not tail_pos:
-        return []
-    chain = []
-    pos = tail_pos[-1]
-    while pos != -1:
-        chain.append(pos)
-        pos = parent[pos]
-    return chain[::-1]
-
-
 def lis_ratio(sequence: Sequence[int]) -> float:
     """Length of the longest strictly increasing subsequence over the sequence length.
 
@@ -208,34 +195,6 @@ def lis_ratio(sequence: Sequence[int]) -> float:
     if len(sequence) < 2:
         return 1.0
     return len(longest_increasing_subsequence(sequence)) / len(sequence)
-
-
-def kendall_score(sequence: Sequence[int]) -> float:
-    """Kendall tau of the sequence against sorted order, normalised to [0, 1].
-
-    ``(tau + 1) / 2`` with ``tau = (concordant - discordant) / (k (k - 1) / 2)``;
-    1.0 with fewer than two elements.
-
-    Examples:
-        >>> kendall_score([0, 1, 2])
-        1.0
-        >>> kendall_score([2, 1, 0])
-        0.0
-    """
-    k = len(sequence)
-    if k < 2:
-        return 1.0
-    seq = list(sequence)
-    # Chains are short (k <= a few dozen): counting in Python beats numpy's overhead.
-    balance = 0
-    for pos, left in enumerate(seq):
-        for right in seq[pos + 1 :]:
-            if right > left:
-                balance += 1
-            elif right < left:
-                balance -= 1
-    tau = balance / (k * (k - 1) / 2)
-    return (tau + 1.0) / 2.0
 
 
 def precision_recall_f1(n_matched: int, n_pred: int, n_ref: int) -> tuple[float, float, float]:
@@ -282,6 +241,7 @@ def chain_fields(
     rules: MatchRules | None = None,
     alpha: float = ALPHA,
     order_metric: str = ORDER_METRIC,
+    precedence: Precedence | None = None,
 ) -> dict[str, Any]:
     """The fields of :class:`~crystalbench.types.ChainScore` as a plain dict, for hot loops.
 
@@ -289,13 +249,19 @@ def chain_fields(
     :class:`~crystalbench.types.ItemResult` (which shares ``ChainScore``'s fields) straight
     from this dict, so that one record is validated per item, not two. Matches are
     ``(pred_index, ref_index, cosine)`` tuples in acceptance order; ``out_of_order`` holds
-    the ``(pred_index, ref_index)`` pairs outside the chosen longest increasing subsequence,
-    in reference order.
+    the ``(pred_index, ref_index)`` pairs outside the chosen longest increasing subsequence
+    (with a precedence: the largest consistent set), in reference order.
+
+    ``precedence`` is the reference steps' partial order (``docs/metrics.md``, "Partial-order
+    references"); ``None`` is the chain's own order, the paper.
 
     Examples:
         >>> f = chain_fields(np.eye(3, dtype=np.float32)[::-1])
         >>> f["f1"], f["lis"], f["out_of_order"]
         (1.0, 0.3333333333333333, [(2, 0), (1, 1)])
+        >>> either = Precedence.from_pairs([], 3)  # every step interchangeable
+        >>> chain_fields(np.eye(3, dtype=np.float32)[::-1], precedence=either)["lis"]
+        1.0
     """
     check_order_metric(order_metric)
     sim = np.asarray(similarity, dtype=np.float32)
@@ -307,7 +273,9 @@ def chain_fields(
         "n_pred": n_pred,
         "n_ref": n_ref,
         "matches": matches,
-        **match_metrics(matches, n_pred, n_ref, alpha=alpha, order_metric=order_metric),
+        **match_metrics(
+            matches, n_pred, n_ref, alpha=alpha, order_metric=order_metric, precedence=precedence
+        ),
     }
 
 
@@ -318,6 +286,7 @@ def match_metrics(
     *,
     alpha: float = ALPHA,
     order_metric: str = ORDER_METRIC,
+    precedence: Precedence | None = None,
 ) -> dict[str, Any]:
     """The step metrics of one item from its accepted matches, the one place they are
     computed: :func:`chain_fields` after matching, and
@@ -326,7 +295,9 @@ def match_metrics(
     Matches are ``(pred_index, ref_index, cosine)`` in acceptance order. Returns
     ``out_of_order`` (the ``(pred_index, ref_index)`` pairs outside the chosen longest
     increasing subsequence, in reference order), ``precision``, ``recall``, ``f1``, ``lis``,
-    ``kendall`` and ``ordered_f1``.
+    ``kendall`` and ``ordered_f1``. The order fields come from
+    :func:`crystalbench.order.order_fields` against ``precedence`` (``None``: the chain's
+    own order, the paper).
 
     Examples:
         >>> m = match_metrics([(1, 0, 0.9), (0, 1, 0.8)], 2, 3, alpha=0.3, order_metric="lis")
@@ -334,18 +305,8 @@ def match_metrics(
         (0.8, 0.5, [(1, 0)])
     """
     precision, recall, f1 = precision_recall_f1(len(matches), n_pred, n_ref)
-    if len(matches) < 2:
-        lis = kendall = 1.0
-        out_of_order: list[tuple[int, int]] = []
-        order = 1.0
-    else:
-        by_ref = sorted(matches, key=lambda m: m[1])
-        sequence = [m[0] for m in by_ref]
-        keep = set(longest_increasing_subsequence(sequence))
-        out_of_order = [(m[0], m[1]) for k, m in enumerate(by_ref) if k not in keep]
-        lis = len(keep) / len(sequence)
-        kendall = kendall_score(sequence)
-        order = lis if order_metric == "lis" else kendall
+    lis, kendall, out_of_order = order_fields(matches, precedence)
+    order = lis if order_metric == "lis" else kendall
     return {
         "out_of_order": out_of_order,
         "precision": precision,
@@ -363,6 +324,7 @@ def score_chain(
     rules: MatchRules | None = None,
     alpha: float = ALPHA,
     order_metric: str = ORDER_METRIC,
+    precedence: Precedence | None = None,
 ) -> ChainScore:
     """All step metrics of one item from its similarity matrix.
 
@@ -371,6 +333,7 @@ def score_chain(
         rules: Matching rules (threshold, tie order).
         alpha: Order weight of Ordered Match F1.
         order_metric: ``"lis"`` or ``"kendall"``: which order score Ordered F1 uses.
+        precedence: The reference steps' partial order (``None``: the chain's own order).
 
     Returns:
         The item's :class:`~crystalbench.types.ChainScore`.
@@ -386,5 +349,11 @@ def score_chain(
         [(2, 0), (1, 1)]
     """
     return ChainScore(
-        **chain_fields(similarity, rules=rules, alpha=alpha, order_metric=order_metric)
+        **chain_fields(
+            similarity,
+            rules=rules,
+            alpha=alpha,
+            order_metric=order_metric,
+            precedence=precedence,
+        )
     )

@@ -269,6 +269,31 @@ COUNTS: tuple[Count, ...] = (
         False,
         optional=True,
     ),
+    Count(
+        "n_order_undefined",
+        "Order undefined",
+        "items with fewer than two matched pairs: LIS and Kendall are 1.0 there by the "
+        "paper's convention (missing and step-less items included)",
+        False,
+        False,
+        optional=True,
+    ),
+    Count(
+        "n_compat_blank",
+        "Compat blank",
+        "blank answers crystal-metrics 0.2.0's answer rules credited (compat answer rules)",
+        False,
+        False,
+        optional=True,
+    ),
+    Count(
+        "n_precedence",
+        "Partial order",
+        "items whose order was scored against a partial-order reference (reference_precedence)",
+        False,
+        False,
+        optional=True,
+    ),
 )
 """Every item count, in ``summary.json`` order; ``n_items = n_scored + n_no_steps +
 n_missing + n_parse_failed``."""

@@ -14,8 +14,18 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 
+from crystalbench.precedence import check_precedence
 from crystalbench.settings import SCHEMA_VERSION
 
 AnswerType = Literal["multiple_choice", "numeric", "yes_no", "free_form"]
@@ -94,6 +104,13 @@ class BenchmarkItem(Record):
     In paper mode an item is scored against every chain and keeps the best one by Match F1
     (ties: Ordered F1, then the lower index); chain 0 is ``reference_steps`` and chain ``k``
     is ``reference_chains[k - 1]`` (see :attr:`all_reference_chains`)."""
+    reference_precedence: list[tuple[StrictInt, StrictInt]] | None = None
+    """Partial order of ``reference_steps``: ``[a, b]`` means step ``a`` must come before
+    step ``b`` (0-based; the transitive closure is implied, steps it does not order are
+    interchangeable). ``None``: the chain's own order, as the paper. Applies to the primary
+    chain only; alternative chains keep their own order (``docs/metrics.md``, "Partial-order
+    references"). Checked when the item is built (:func:`~crystalbench.precedence.
+    check_precedence`) and kept sorted, each pair once."""
     image: str | None = None
     """Image reference: a file path (absolute after loading) or a loader-specific key."""
     difficulty: Difficulty | None = None
@@ -101,13 +118,26 @@ class BenchmarkItem(Record):
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else the source carried (subject, level, original id...)."""
 
+    @field_validator("reference_precedence")
+    @classmethod
+    def _precedence_fits_the_chain(
+        cls, value: list[tuple[int, int]] | None, info: ValidationInfo
+    ) -> list[tuple[int, int]] | None:
+        steps = info.data.get("reference_steps")
+        if value is None or steps is None:  # no steps: their own error is reported
+            return value
+        return check_precedence(value, len(steps))
+
     @model_serializer(mode="wrap")
     def _omit_no_alternatives(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """Items without alternative chains are written as before: no ``reference_chains`` key
-        (benchmark files, fingerprints and golden files of single-chain items do not move)."""
+        """Items without alternative chains or a precedence are written as before: no
+        ``reference_chains`` or ``reference_precedence`` key (benchmark files, fingerprints
+        and golden files of single-chain items do not move)."""
         data: dict[str, Any] = handler(self)
         if not self.reference_chains:
             data.pop("reference_chains", None)
+        if self.reference_precedence is None:
+            data.pop("reference_precedence", None)
         return data
 
     @property
@@ -259,10 +289,25 @@ class ItemResult(ChainScore, _ItemHead):
     index) when the item has several."""
     n_ref_chains: int = 1
     """Reference chains the item was scored against (1 in compat mode)."""
+    ref_precedence: list[tuple[int, int]] | None = None
+    """The partial order the order metrics (``lis``, ``kendall``, ``out_of_order``) were
+    scored against: the item's ``reference_precedence`` among the steps of ``ref_steps``
+    (indices point there), as its transitive reduction; steps it does not order are
+    interchangeable. ``None``, and absent from the line: the chain's own order, as the paper
+    (no precedence, an alternative chain won, or compat mode)."""
     pair: str | None = None
     """``source/pair id`` of the pair the question belongs to (MMVP), ``None`` when unpaired."""
     pair_size: int | None = None
     """Questions the pair should have (``pair_items`` in the metadata, else 2)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Fields of opt-in extensions are written only when used: the lines of a run that
+        uses none stay as they were (golden files, ``examples_sha256``)."""
+        data: dict[str, Any] = handler(self)
+        if self.ref_precedence is None:
+            data.pop("ref_precedence", None)
+        return data
 
     @property
     def parse_failed(self) -> bool:
@@ -313,6 +358,17 @@ class MetricSummary(Record):
     """Items scored against more than one reference chain."""
     n_alt_chain_won: int = 0
     """Items whose best reference chain was not the primary one (``ref_chain > 0``)."""
+    n_order_undefined: int = 0
+    """Items with fewer than two matched pairs (missing, unparsed and step-less items
+    included): their order is undefined and LIS and Kendall are 1.0 by the paper's convention,
+    so ``lis`` and ``kendall`` average over them as 1.0 (Match F1 and Ordered F1 are 0 for an
+    item without matches). Absent from results written before this count existed."""
+    n_compat_blank: int = 0
+    """Items whose blank answer crystal-metrics 0.2.0's answer rules credited
+    (``answer_rule == "compat_blank"``; compat answer rules only)."""
+    n_precedence: int = 0
+    """Items whose order was scored against a partial-order reference (``ref_precedence``
+    in their record)."""
 
 
 class PairSummary(Record):

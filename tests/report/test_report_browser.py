@@ -414,3 +414,49 @@ def test_edge_cases_render_without_errors(browser, tmp_path):
             assert "<b>bold</b>" in page.locator("#iv-pred").inner_text()
         assert errors == [], errors
         page.close()
+
+
+def test_an_item_scored_against_a_partial_order_says_which_steps_may_swap(browser, tmp_path):
+    """A chart item whose two readings are interchangeable (``reference_precedence``): the
+    item view says so above the alignment and on each of the two steps; the item without a
+    precedence shows neither."""
+    from crystalbench.config import ScoreConfig
+    from crystalbench.report import build_report
+    from crystalbench.scoring import evaluate
+    from crystalbench.types import Prediction
+    from fakes import make_benchmark, make_item
+
+    chart = ["The bar for May is 40.", "The bar for June is 55.", "June minus May is 15."]
+    bench = make_benchmark(
+        [
+            make_item("partial", chart, answer="15", reference_precedence=[[0, 2], [1, 2]]),
+            make_item("plain", chart, answer="15"),
+        ]
+    )
+    swapped = [chart[1], chart[0], chart[2]]
+    preds = [Prediction(id=i, reasoning_steps=swapped, answer="15") for i in ("partial", "plain")]
+    evaluate(bench, preds, ScoreConfig(encoder="hash", use_cache=False), out_dir=tmp_path / "run")
+    html = build_report([tmp_path / "run"], tmp_path / "r.html", benchmark=bench, n_resamples=50)
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(html.resolve().as_uri() + "#item=partial&run=0")
+    page.wait_for_selector("#item-view:not([hidden]) #iv-links path.link", timeout=5000)
+    note = page.locator("#iv-order").inner_text()
+    assert "steps R1 and R2 may come in either order" in note
+    assert "reference_precedence" in note
+    assert page.locator("#ref-0 .tag.free").inner_text() == "⇄ R2"
+    assert page.locator("#ref-1 .tag.free").inner_text() == "⇄ R1"
+    assert page.locator("#ref-2 .tag.free").count() == 0
+    assert "LIS 1.000" in " ".join(page.locator("#iv-metrics").inner_text().split())
+    assert page.locator("#iv-body .tag.ooo").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-partial-order.png"))
+    page.evaluate("window.crystalReport.openItem('plain', 0)")
+    page.wait_for_selector("#iv-title:has-text('Item plain')")
+    assert page.locator("#iv-order").count() == 0
+    assert page.locator("#iv-body .tag.free").count() == 0
+    assert page.locator("#iv-body .tag.ooo").count() == 2  # the paper's order: one pair out
+    assert errors == [], errors
+    page.close()

@@ -84,6 +84,10 @@ def _references_folder(folder: Path) -> Path:
         if index == 2:
             steps = [*steps[:2], HOSTILE]
         row["reference_steps"] = steps
+        if index == 1:  # its first two steps may come in either order
+            row["reference_precedence"] = [[0, 2], [1, 2]] + [
+                [k, k + 1] for k in range(2, len(steps) - 1)
+            ]
         row["metadata"] = {
             "reference_round": 1,
             "reference_provenance": [
@@ -290,9 +294,18 @@ def test_review_a_chain_with_flags_and_a_reason(browser, app_server):
     page.evaluate("window.scrollTo(0, 0)")
     _screenshot(page, "chain")
     url = page.url
+    assert page.locator("[data-testid=interchangeable]").count() == 0
+    assert page.locator(".chain-step .free").count() == 0
     page.keyboard.press("r")
     page.wait_for_url(lambda u: u != url)
     _wait_ready(page)
+    # the second chain's first two steps may come in either order (reference_precedence)
+    note = " ".join(page.locator("[data-testid=interchangeable]").inner_text().split())
+    assert "steps 1 and 2." in note
+    assert page.locator("[data-testid=free-0]").inner_text() == "⇄ 2"
+    assert page.locator("[data-testid=free-1]").inner_text() == "⇄ 1"
+    assert page.locator(".chain-step .free").count() == 2
+    _screenshot(page, "chain-partial-order")
     page.keyboard.press("a")  # the second chain: accepted as it is
     page.wait_for_url(lambda u: u != url)
     _wait_ready(page)

@@ -14,6 +14,11 @@ from typing import Annotated, Any
 import typer
 
 from crystalbench.cli.common import console, err_console, handle_errors
+from crystalbench.settings import (
+    REFERENCES_PRECEDENCE,
+    REFERENCES_PRECEDENCE_MIN_CHAINS,
+    REFERENCES_PRECEDENCE_SHARE,
+)
 
 references_app = typer.Typer(
     help="Build reference chains by multi-model consensus with a validator gate.",
@@ -118,6 +123,31 @@ def build(
         int | None,
         typer.Option(help="Keep this many distinct candidate chains as alternative references"),
     ] = None,
+    precedence: Annotated[
+        bool | None,
+        typer.Option(
+            "--precedence/--no-precedence",
+            help="Infer reference_precedence: steps the chains state in either order become "
+            f"interchangeable [default: {'on' if REFERENCES_PRECEDENCE else 'off'}]",
+            show_default=False,
+        ),
+    ] = None,
+    precedence_share: Annotated[
+        float | None,
+        typer.Option(
+            help="Share of the chains holding two steps that must agree on their order for "
+            f"an edge, in (0.5, 1] [default: {REFERENCES_PRECEDENCE_SHARE}]",
+            show_default=False,
+        ),
+    ] = None,
+    precedence_min_chains: Annotated[
+        int | None,
+        typer.Option(
+            help="Chains that must hold two steps for an edge between them "
+            f"[default: {REFERENCES_PRECEDENCE_MIN_CHAINS}]",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Base seed of every request's seed")] = None,
     concurrency: Annotated[
         int | None, typer.Option(help="Requests in flight per base URL (every model)")
@@ -144,6 +174,9 @@ def build(
         "max_rounds": max_rounds,
         "samples": samples,
         "alternatives": alternatives,
+        "precedence": precedence,
+        "precedence_share": precedence_share,
+        "precedence_min_chains": precedence_min_chains,
         "seed": seed,
         "limit": limit,
         "ray.address": ray_address,

@@ -56,6 +56,18 @@ def scores_alternative_chains(compat: str | None) -> bool:
     return compat != COMPAT_CRYSTAL_METRICS
 
 
+def reads_precedence(compat: str | None) -> bool:
+    """False when the mode scores order against the chain's own order even where the item
+    carries a ``reference_precedence`` (crystal-metrics 0.2 knows no partial orders); paper
+    mode reads it (``docs/metrics.md``, "Partial-order references").
+
+    Examples:
+        >>> reads_precedence("crystal-metrics-0.2"), reads_precedence("none")
+        (False, True)
+    """
+    return compat != COMPAT_CRYSTAL_METRICS
+
+
 def keeps_blank_steps(compat: str | None) -> bool:
     """True when the mode scores predicted steps as given, blank ones included.
 

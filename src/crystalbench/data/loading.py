@@ -62,6 +62,9 @@ SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
 HUB_DATASET = "waybarrios/CRYSTAL"
 HUB_SPLIT = "test"
 HUB_COLUMNS = ("image", "question", "answer", "reference_steps", "choices", "options", "source")
+PRECEDENCE_COLUMN = "reference_precedence"
+"""An optional column of hub-style rows: the item's ``reference_precedence`` (a list of
+``[a, b]`` pairs, or the same as JSON text; null or absent: the chain's own order)."""
 
 ImageLoader = Callable[[BenchmarkItem], bytes | None]
 
@@ -112,7 +115,8 @@ class Benchmark:
 
     @property
     def fingerprint(self) -> str:
-        """SHA-256 (first 16 hex digits) over every item's id, question, options, answer and steps.
+        """SHA-256 (first 16 hex digits) over every item's id, question, options, answer and steps
+        (with its alternative chains and its precedence, when it has them).
 
         Two benchmarks with the same fingerprint score identically; the fingerprint is
         written into every results file.
@@ -132,6 +136,12 @@ class Benchmark:
                             item.reference_steps,
                             # Only when present, so single-chain fingerprints stay as they were.
                             *([item.reference_chains] if item.reference_chains else []),
+                            # Likewise: a precedence changes the order scores.
+                            *(
+                                [{"precedence": item.reference_precedence}]
+                                if item.reference_precedence is not None
+                                else []
+                            ),
                         ],
                         ensure_ascii=False,
                     ).encode()
@@ -471,7 +481,9 @@ def hub_row_to_item(
 
     The one conversion used by the hub, Parquet, ``save_to_disk`` and JSONL paths: options
     come from ``choices``, else ``options`` (either may be empty); the id is the row's ``id``
-    when it has one, else ``index``; other scalar columns go to ``metadata``.
+    when it has one, else ``index``; a ``reference_precedence`` column is the item's
+    precedence (a list of pairs or its JSON text; null: none); other scalar columns go to
+    ``metadata``.
 
     Args:
         row: The row.
@@ -528,26 +540,43 @@ def hub_row_to_item(
             raise InputError("missing value", path=where, line=at, field=name)
     raw_id = row.get("id")
     item_id = _id_text(raw_id, path=where, line=at) if raw_id is not None else str(index)
+    precedence = row.get(PRECEDENCE_COLUMN)
+    if isinstance(precedence, str):
+        try:
+            precedence = json.loads(precedence)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            raise InputError(
+                "must be a list of [a, b] pairs (or its JSON text)",
+                path=where,
+                line=at,
+                field=PRECEDENCE_COLUMN,
+            ) from None
     metadata: dict[str, Any] = {}
     for key, value in row.items():
-        if key in HUB_COLUMNS or key == "id" or not _jsonable(value):
+        if key in HUB_COLUMNS or key in ("id", PRECEDENCE_COLUMN) or not _jsonable(value):
             continue
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"{value} is not a number", path=where, line=at, field=key)
         metadata[key] = value
-    return BenchmarkItem(
-        id=item_id,
-        source=text(row.get("source") or "unknown", "source").lower(),
-        question=text(row["question"], "question"),
-        options=options,
-        answer=text(row["answer"], "answer"),
-        reference_steps=[text(s, f"reference_steps[{i}]") for i, s in enumerate(steps)],
-        image=f"row:{index}",
-        difficulty=row.get("difficulty")
+    fields = {
+        "id": item_id,
+        "source": text(row.get("source") or "unknown", "source").lower(),
+        "question": text(row["question"], "question"),
+        "options": options,
+        "answer": text(row["answer"], "answer"),
+        "reference_steps": [text(s, f"reference_steps[{i}]") for i, s in enumerate(steps)],
+        "image": f"row:{index}",
+        "difficulty": row.get("difficulty")
         if row.get("difficulty") in ("easy", "medium", "hard")
         else None,
-        metadata=metadata,
-    )
+        "metadata": metadata,
+    }
+    if precedence is not None:
+        fields[PRECEDENCE_COLUMN] = precedence
+    try:
+        return BenchmarkItem.model_validate(fields)
+    except ValidationError as exc:
+        raise _validation_error(exc, where, at) from None
 
 
 def _jsonable(value: Any) -> bool:

@@ -26,6 +26,7 @@ from crystalbench.engine.items import (
     StepVectors,
     is_empty_prediction,
     non_blank,
+    reference_chain,
 )
 from crystalbench.engine.sets import ScoredSet, as_prediction_set, check_ids
 
@@ -45,4 +46,5 @@ __all__ = [
     "is_empty_prediction",
     "non_blank",
     "recurring_texts",
+    "reference_chain",
 ]

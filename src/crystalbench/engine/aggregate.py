@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from crystalbench.compat.answers import BLANK_RULE as COMPAT_BLANK_RULE
 from crystalbench.metrics import METRICS
 from crystalbench.pairs import PairedAnswer, summarize_pairs
 from crystalbench.types import DIFFICULTIES, ItemResult, MetricSummary, RunSummary
@@ -39,6 +40,9 @@ class Aggregator:
         self.unscored: list[bool] = []
         self.multi_chain: list[bool] = []
         self.alt_chain_won: list[bool] = []
+        self.order_undefined: list[bool] = []
+        self.compat_blank: list[bool] = []
+        self.precedence: list[bool] = []
         self.paired: list[PairedAnswer] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
@@ -54,6 +58,9 @@ class Aggregator:
         self.unscored.append(result.answer_correct is None and not result.missing)
         self.multi_chain.append(result.n_ref_chains > 1)
         self.alt_chain_won.append(result.ref_chain > 0)
+        self.order_undefined.append(len(result.matches) < 2)
+        self.compat_blank.append(result.answer_rule == COMPAT_BLANK_RULE)
+        self.precedence.append(result.ref_precedence is not None)
         if result.pair is not None:
             self.paired.append((result.pair, result.pair_size, result.answer_correct is True))
         self.source.append(result.source)
@@ -84,6 +91,9 @@ class Aggregator:
             **means,
             n_multi_chain=count(self.multi_chain),
             n_alt_chain_won=count(self.alt_chain_won),
+            n_order_undefined=count(self.order_undefined),
+            n_compat_blank=count(self.compat_blank),
+            n_precedence=count(self.precedence),
         )
 
     def summary(

@@ -59,7 +59,14 @@ from crystalbench.normalize.symbolic import remembered_values
 from crystalbench.predictions import PredictionSet
 from crystalbench.results import ResultsWriter
 from crystalbench.settings import SCHEMA_VERSION, SCORE_CHUNK_ITEMS
-from crystalbench.types import AnswerVerdict, BenchmarkItem, ItemResult, Prediction, RunSummary
+from crystalbench.types import (
+    AnswerVerdict,
+    BenchmarkItem,
+    ItemResult,
+    ParsedResponse,
+    Prediction,
+    RunSummary,
+)
 
 __all__ = ["ProgressHook", "RunResult", "ScoringEngine", "recurring_texts"]
 
@@ -196,7 +203,7 @@ class ScoringEngine:
         """Answer verdicts for a chunk; judge calls (if any) go out together, concurrently."""
         config = self.config
         compat = None if config.answer_rules == "paper" else config.answer_rules
-        answers = [p.parsed.answer if p.parsed is not None else None for p in batch]
+        answers = [_answer_for_rules(p.parsed, compat) for p in batch]
         workers = config.judge.concurrency if config.judge is not None else 8
         with remembered_values(self.store):  # math-verify's readings, kept in the cache
             return score_answers(
@@ -267,16 +274,17 @@ class ScoringEngine:
             scorers = [self.item_scorer() for _ in predictions]
         progress = self.progress
         total = len(items) * len(predictions)
-        chains: dict[bool, list[tuple[ReferenceChain, ...]]] = {}  # prepared once for all sets
+        # Prepared once for all sets with the same chain key.
+        chains: dict[tuple[bool, bool], list[tuple[ReferenceChain, ...]]] = {}
         prepared: list[list[PreparedItem]] = []
         for preds, scorer in zip(predictions, scorers, strict=True):
             began = time.perf_counter()
-            if scorer.alternative_chains not in chains:
-                chains[scorer.alternative_chains] = [scorer.reference_chains(i) for i in items]
+            if scorer.chain_key not in chains:
+                chains[scorer.chain_key] = [scorer.reference_chains(i) for i in items]
             prepared.append(
                 [
                     scorer.prepare(item, preds.get(item.id), chain)
-                    for item, chain in zip(items, chains[scorer.alternative_chains], strict=True)
+                    for item, chain in zip(items, chains[scorer.chain_key], strict=True)
                 ]
             )
             self.tick("parse", began)
@@ -427,3 +435,18 @@ def _judge_record(judge: Any) -> dict[str, Any] | None:
     if dump is not None:
         return dict(dump(mode="json"))
     return {"identity": str(identity)}
+
+
+def _answer_for_rules(parsed: ParsedResponse | None, compat: str | None) -> str | None:
+    """The answer the rules judge: the parsed one (``None`` when missing or absent).
+
+    crystal-metrics 0.2.0 reads a structured record's blank or absent answer as ``""``
+    (which its substring fallback then credits: ``compat_blank``), so its answer rules see
+    ``""`` there; the paper's rules see ``None`` (missing), and so does every prediction
+    that is missing, failed to parse or is raw text, as crystal-metrics' own CLI would.
+    """
+    if parsed is None:
+        return None
+    if compat is not None and parsed.status == "structured" and not (parsed.answer or "").strip():
+        return ""
+    return parsed.answer

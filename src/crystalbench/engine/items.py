@@ -16,9 +16,9 @@ four stages, each one public method:
    then moves on to the next best pair, and everything downstream follows;
 3. :meth:`ItemScorer.chain_fields`, per chain: greedy one-to-one matching, precision,
    recall, F1, the order of the matches (LIS, Kendall) and Ordered F1. The order is read
-   against the chain's own order of its steps; a **precedence** that orders only some
-   steps (a partial-order reference) is the one thing this stage would read besides the
-   matrix;
+   against the chain's **precedence** (:attr:`ReferenceChain.precedence`): the item's
+   ``reference_precedence`` for the primary chain (a partial-order reference), else the
+   chain's own order of its steps; it is the one thing this stage reads besides the matrix;
 4. :meth:`ItemScorer.score`: the best chain (Match F1, then Ordered F1, then the lower
    index) and the item's :class:`~crystalbench.types.ItemResult`.
 
@@ -39,6 +39,7 @@ from crystalbench.compat.matching import (
     given_steps,
     keeps_blank_steps,
     match_rules,
+    reads_precedence,
     scores_alternative_chains,
 )
 from crystalbench.defaults import ALPHA, ORDER_METRIC
@@ -52,6 +53,7 @@ from crystalbench.matching import (
 )
 from crystalbench.pairs import item_pair
 from crystalbench.parsing import parse_prediction
+from crystalbench.precedence import Precedence
 from crystalbench.types import (
     AnswerVerdict,
     BenchmarkItem,
@@ -68,6 +70,7 @@ __all__ = [
     "StepVectors",
     "is_empty_prediction",
     "non_blank",
+    "reference_chain",
 ]
 
 
@@ -78,6 +81,43 @@ class ReferenceChain(NamedTuple):
     """Its non-blank steps, in order (indices in the matches point here)."""
     n_blank: int
     """Blank steps dropped from it (counted in ``n_blank_dropped``)."""
+    precedence: Precedence | None = None
+    """The partial order its order metrics are read against, on :attr:`steps` (``None``: the
+    chain's own order, the paper); see :func:`reference_chain`."""
+
+
+def reference_chain(
+    steps: Sequence[str], precedence: Sequence[tuple[int, int]] | None = None
+) -> ReferenceChain:
+    """A reference chain as it is scored: blank steps dropped, the precedence among the
+    steps kept.
+
+    The precedence holds among the kept steps with the orders that passed through a
+    dropped one (:meth:`~crystalbench.precedence.Precedence.restricted_to`).
+
+    Args:
+        steps: The chain's steps as the item gives them.
+        precedence: ``[a, b]`` pairs into ``steps`` (``None``: the chain's own order).
+
+    Raises:
+        PrecedenceError: ``precedence`` does not fit ``steps`` (items are checked when
+            loaded, so only a caller's own pairs can fail here).
+
+    Examples:
+        >>> chain = reference_chain(["Read May.", " ", "Read June.", "Subtract."],
+        ...                         [(0, 3), (2, 3)])
+        >>> chain.steps, chain.n_blank, chain.precedence.reduction()
+        (['Read May.', 'Read June.', 'Subtract.'], 1, [(0, 2), (1, 2)])
+        >>> reference_chain(["a", "b"]).precedence is None
+        True
+    """
+    kept, blank = non_blank(steps)
+    if precedence is None:
+        return ReferenceChain(kept, blank)
+    order = Precedence.from_pairs(precedence, len(steps))
+    if blank:
+        order = order.restricted_to([k for k, step in enumerate(steps) if step.strip()])
+    return ReferenceChain(kept, blank, order)
 
 
 @dataclass(frozen=True)
@@ -186,8 +226,9 @@ class ItemScorer:
         order_metric: ``"lis"`` or ``"kendall"``: the order score inside Ordered F1.
         difficulty: Cut-offs of the derived difficulty tiers.
         compat: ``"none"`` (paper) or ``"crystal-metrics-0.2"``: whether blank predicted
-            steps are kept and whether alternative chains are scored (the match rules of
-            the mode come in ``rules``: :func:`crystalbench.compat.matching.match_rules`).
+            steps are kept, whether alternative chains are scored and whether an item's
+            ``reference_precedence`` is read (the match rules of the mode come in
+            ``rules``: :func:`crystalbench.compat.matching.match_rules`).
         filters: Candidate filters applied in order (stage 2 of the module docstring).
 
     Raises:
@@ -224,15 +265,26 @@ class ItemScorer:
         self.difficulty = difficulty or DifficultyConfig()
         self.keep_blank_steps = keeps_blank_steps(compat)
         self.alternative_chains = scores_alternative_chains(compat)
+        self.reads_precedence = reads_precedence(compat)
         self.filters = tuple(filters)
 
     # ------------------------------------------------------------------ stage 1
+    @property
+    def chain_key(self) -> tuple[bool, bool]:
+        """What :meth:`reference_chains` depends on besides the item: scorers with the same
+        key get the same chains (the engine prepares them once for all of them)."""
+        return self.alternative_chains, self.reads_precedence
+
     def reference_chains(self, item: BenchmarkItem) -> tuple[ReferenceChain, ...]:
         """The chains ``item`` is scored against: all of them, or the primary in compat
-        mode; blank steps dropped and counted."""
+        mode; blank steps dropped and counted. The primary carries the item's
+        ``reference_precedence`` (not in compat mode); alternative chains keep their own
+        order."""
+        precedence = item.reference_precedence if self.reads_precedence else None
+        primary = reference_chain(item.reference_steps, precedence)
         if not self.alternative_chains or not item.reference_chains:
-            return (ReferenceChain(*non_blank(item.reference_steps)),)
-        return tuple(ReferenceChain(*non_blank(steps)) for steps in item.all_reference_chains)
+            return (primary,)
+        return (primary, *(reference_chain(steps) for steps in item.reference_chains))
 
     def predicted_steps(
         self, pred: Prediction | None, parsed: ParsedResponse | None
@@ -303,9 +355,13 @@ class ItemScorer:
     def chain_fields(self, similarity: np.ndarray, chain: ReferenceChain) -> dict[str, Any]:
         """Every step metric of one chain from its candidates
         (:func:`crystalbench.matching.chain_fields`: matches, P/R/F1, LIS, Kendall, Ordered
-        F1). ``chain`` is where the order of its steps comes from."""
+        F1). ``chain`` is where the order of its steps comes from (its precedence)."""
         return chain_fields(
-            similarity, rules=self.rules, alpha=self.alpha, order_metric=self.order_metric
+            similarity,
+            rules=self.rules,
+            alpha=self.alpha,
+            order_metric=self.order_metric,
+            precedence=chain.precedence,
         )
 
     # ------------------------------------------------------------------ stage 4
@@ -349,6 +405,7 @@ class ItemScorer:
             ref_steps=chain.steps,
             ref_chain=index,
             n_ref_chains=len(prepared.chains),
+            ref_precedence=chain.precedence.reduction() if chain.precedence else None,
             pair=pair,
             pair_size=pair_size,
         )

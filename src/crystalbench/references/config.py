@@ -21,6 +21,7 @@ Example YAML::
     max_rounds: 3
     samples: 1
     generation: {temperature: 0.7, top_p: 0.95, max_tokens: 2048}
+    precedence: true             # infer which steps are interchangeable (reference_precedence)
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ from crystalbench.settings import (
     REFERENCES_MIN_CHAINS,
     REFERENCES_MIN_SUPPORT,
     REFERENCES_OUTPUT_ATTEMPTS,
+    REFERENCES_PRECEDENCE,
+    REFERENCES_PRECEDENCE_MIN_CHAINS,
+    REFERENCES_PRECEDENCE_SHARE,
     REFERENCES_RAY_BATCH_SIZE,
     REFERENCES_RAY_CONCURRENCY,
     REFERENCES_SAMPLES,
@@ -195,6 +199,15 @@ class ReferencesConfig(BaseModel):
     alternatives: int = Field(REFERENCES_ALTERNATIVES, ge=0)
     """Candidate chains of the accepted round kept as alternative references
     (:mod:`crystalbench.references.alternatives`); 0 keeps the consensus only, as the paper."""
+    precedence: bool = REFERENCES_PRECEDENCE
+    """Infer each accepted item's ``reference_precedence`` from the candidate chains of its
+    accepted round (:mod:`crystalbench.references.precedence`): consensus steps the chains
+    state in either order become interchangeable. Off: the chain's own order, as the paper."""
+    precedence_share: float = Field(REFERENCES_PRECEDENCE_SHARE, gt=0.5, le=1.0)
+    """Share of the chains holding two consensus steps that must state them in the consensus
+    order for an edge between them (1.0: all of them)."""
+    precedence_min_chains: int = Field(REFERENCES_PRECEDENCE_MIN_CHAINS, ge=1)
+    """Chains that must hold two consensus steps for an edge of their own."""
 
     # --- requests -----------------------------------------------------------------------------
     timeout: float = Field(INFER_TIMEOUT, gt=0)

@@ -5,6 +5,10 @@
   ``reference_provenance`` (one entry per step: ``support``, ``n_chains``, ``models``,
   ``medoid``, ``members``, ``mean_position``, ``cohesion``, ``previous_index``),
   ``reference_round`` and ``reference_build`` (encoder, theta, order rule, verdict).
+  With ``precedence`` on, also ``reference_precedence`` (inferred from the candidate chains:
+  :mod:`crystalbench.references.precedence`), each step's edges with their votes in its
+  provenance (``precedes``: ``[{"step", "agree", "both"}]``) and the inference's settings,
+  ``against_chain`` and ``contested`` orders in ``reference_build["precedence"]``.
   ``crystal score --benchmark DIR`` loads it.
 - ``DIR/rejected.jsonl``: every item still rejected, with its rounds and reasons.
 - ``DIR/summary.json``: counts per gate and round, steps per item, the support histogram,
@@ -25,10 +29,18 @@ from typing import TYPE_CHECKING, Any
 from crystalbench._version import __version__
 from crystalbench.data.sources.itemset import image_extension, safe_name
 from crystalbench.io import AtomicJsonlWriter, atomic_write_json
+from crystalbench.precedence import Precedence
 from crystalbench.references.alternatives import pick_alternatives
+from crystalbench.references.precedence import (
+    InferredPrecedence,
+    PrecedenceVotes,
+    infer_precedence,
+    step_sequences,
+)
 from crystalbench.types import BenchmarkItem
 
 if TYPE_CHECKING:
+    from crystalbench.references.consensus import ConsensusChain
     from crystalbench.references.pipeline import Builder, ItemPlan
 
 BENCHMARK_FILE = "benchmark.jsonl"
@@ -52,6 +64,24 @@ def _write_image(out: Path, item: BenchmarkItem, data: bytes) -> str:
     return f"{IMAGES_DIR}/{name}"
 
 
+def inferred_precedence(builder: Builder, chain: ConsensusChain) -> InferredPrecedence | None:
+    """The precedence of an accepted chain, inferred from its candidate chains (``None``
+    when the build does not infer one)."""
+    config = builder.config
+    if not config.precedence:
+        return None
+    return infer_precedence(
+        step_sequences(chain),
+        len(chain.steps),
+        share=config.precedence_share,
+        min_chains=config.precedence_min_chains,
+    )
+
+
+def _votes(votes: list[PrecedenceVotes]) -> list[dict[str, int]]:
+    return [v.model_dump() for v in votes]
+
+
 def accepted_item(builder: Builder, plan: ItemPlan) -> BenchmarkItem:
     """The benchmark record of an accepted item (image path still the input's)."""
     outcome = plan.outcome
@@ -60,9 +90,17 @@ def accepted_item(builder: Builder, plan: ItemPlan) -> BenchmarkItem:
     chain = outcome.chain
     item = builder.items[plan.item_id]
     verdict = outcome.verdict
+    inferred = inferred_precedence(builder, chain)
+    provenance = [p.model_dump(mode="json") for p in chain.provenance]
+    if inferred is not None:
+        for step, entry in enumerate(provenance):
+            entry["precedes"] = [
+                {"step": e.after, "agree": e.agree, "both": e.both}
+                for e in inferred.edges_from(step)
+            ]
     metadata = {
         **item.metadata,
-        "reference_provenance": [p.model_dump(mode="json") for p in chain.provenance],
+        "reference_provenance": provenance,
         "reference_round": outcome.round,
         "reference_build": {
             "encoder": builder.config.encoder,
@@ -78,7 +116,20 @@ def accepted_item(builder: Builder, plan: ItemPlan) -> BenchmarkItem:
             "verdict_key": verdict.key if verdict is not None else None,
         },
     }
-    update: dict[str, Any] = {"reference_steps": list(chain.steps), "metadata": metadata}
+    if inferred is not None:
+        metadata["reference_build"]["precedence"] = {
+            "share": inferred.share,
+            "min_chains": inferred.min_chains,
+            "n_chains": inferred.n_chains,
+            "against_chain": _votes(inferred.against_chain),
+            "contested": _votes(inferred.contested),
+        }
+    update: dict[str, Any] = {
+        "reference_steps": list(chain.steps),
+        # The input's precedence (if any) indexed the old steps: never carried over.
+        "reference_precedence": inferred.pairs if inferred is not None else None,
+        "metadata": metadata,
+    }
     if builder.config.alternatives:
         steps_of = {
             r.key: r.steps
@@ -237,6 +288,9 @@ def summarise(
             },
         }
     n_items = len(plans)
+    extensions: dict[str, Any] = {}
+    if config.precedence:
+        extensions["precedence"] = _precedence_summary(builder, accepted)
     return {
         "schema_version": "references-1",
         "crystalbench_version": __version__,
@@ -262,7 +316,34 @@ def summarise(
         "engine": builder.engine.name,
         "encoder": getattr(builder._encoder, "identity", None) or config.encoder,
         "warnings": warnings,
+        **extensions,
         "config": config.record(),
+    }
+
+
+def _precedence_summary(builder: Builder, accepted: list[ItemPlan]) -> dict[str, Any]:
+    """How much order the inferred precedences left free, over the accepted items."""
+    items_free = pairs_free = edges = against = contested = 0
+    for plan in accepted:
+        assert plan.outcome is not None
+        assert plan.outcome.chain is not None
+        chain = plan.outcome.chain
+        inferred = inferred_precedence(builder, chain)
+        assert inferred is not None
+        free = len(Precedence.from_pairs(inferred.pairs, len(chain.steps)).interchangeable())
+        items_free += free > 0
+        pairs_free += free
+        edges += len(inferred.pairs)
+        against += len(inferred.against_chain)
+        contested += len(inferred.contested)
+    return {
+        "share": builder.config.precedence_share,
+        "min_chains": builder.config.precedence_min_chains,
+        "n_items_with_interchangeable_steps": items_free,
+        "n_interchangeable_pairs": pairs_free,
+        "n_edges": edges,
+        "n_against_chain": against,
+        "n_contested": contested,
     }
 
 

@@ -41,6 +41,7 @@ from crystalbench.metrics import (
     TABLE_COUNTS,
 )
 from crystalbench.metrics import format_value as format_number
+from crystalbench.precedence import Precedence
 from crystalbench.report.analysis import (
     LIS_EDGES,
     SOUND_REASONING_F1,
@@ -139,6 +140,7 @@ def _run_items(
     columns.update({column: [] for column, _, _ in metric_columns})
     columns.update({column: [] for column in _ITEM_COLUMNS})
     ref_override: dict[str, list[str]] = {}
+    order: dict[str, dict[str, Any]] = {}  # only items scored against a partial order
     for k, it in enumerate(run.items):
         g = global_index[it.id]
         columns["pos"].append(g)
@@ -175,7 +177,21 @@ def _run_items(
             canonical_refs[g] = list(it.ref_steps)
         elif canonical != list(it.ref_steps):
             ref_override[str(k)] = list(it.ref_steps)
-    return {**columns, "ref": ref_override}
+        if it.ref_precedence is not None:
+            order[str(k)] = _partial_order(it.ref_precedence, it.n_ref)
+    return {**columns, "ref": ref_override, **({"prec": order} if order else {})}
+
+
+def _partial_order(pairs: Sequence[tuple[int, int]], n_ref: int) -> dict[str, Any]:
+    """What the item view shows of a partial-order reference: the reference steps (indices
+    into ``ref_steps``) that may come in either order, and how many pairs there are.
+
+    Examples:
+        >>> _partial_order([(0, 2), (1, 2)], 3)
+        {'free': [[0, 1]], 'n_pairs': 3}
+    """
+    free = Precedence.from_pairs(pairs, n_ref).interchangeable()
+    return {"free": [list(pair) for pair in free], "n_pairs": n_ref * (n_ref - 1) // 2}
 
 
 # --------------------------------------------------------------------------- charts

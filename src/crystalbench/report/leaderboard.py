@@ -12,6 +12,7 @@ import csv
 import io
 from collections.abc import Sequence
 
+from crystalbench.compat.answers import BLANK_RULE
 from crystalbench.errors import UnknownNameError
 from crystalbench.metrics import (
     COUNTS,
@@ -75,6 +76,12 @@ class LeaderboardRow(Record):
     """Items scored against more than one reference chain."""
     n_alt_chain_won: int = 0
     """Items whose best reference chain was not the primary one."""
+    n_order_undefined: int = 0
+    """Items with fewer than two matches (LIS and Kendall 1.0 by the paper's convention)."""
+    n_compat_blank: int = 0
+    """Blank answers crystal-metrics 0.2.0's answer rules credited."""
+    n_precedence: int = 0
+    """Items whose order was scored against a partial-order reference."""
     pairs: PairSummary | None = None
     """Question and pair accuracy of the paired items (MMVP); ``None`` when none is paired."""
 
@@ -127,6 +134,9 @@ def leaderboard_rows(
                 n_judge_unscored=run.summary.n_judge_unscored,
                 n_multi_chain=sum(1 for item in run.items if item.n_ref_chains > 1),
                 n_alt_chain_won=sum(1 for item in run.items if item.ref_chain > 0),
+                n_order_undefined=sum(1 for item in run.items if len(item.matches) < 2),
+                n_compat_blank=sum(1 for item in run.items if item.answer_rule == BLANK_RULE),
+                n_precedence=sum(1 for item in run.items if item.ref_precedence is not None),
                 pairs=summarize_pairs(
                     (item.pair, item.pair_size, item.answer_correct is True) for item in run.items
                 ),

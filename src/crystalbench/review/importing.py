@@ -33,6 +33,7 @@ from crystalbench.data.images import image_roots
 from crystalbench.data.loading import ITEM_SET_FILE, SAMPLE_DIR, Benchmark, load_jsonl_benchmark
 from crystalbench.errors import InputError
 from crystalbench.io import InputLimits, read_csv, read_jsonl, resolve_limits
+from crystalbench.precedence import Precedence
 from crystalbench.review import audit
 from crystalbench.review.labels import CHAIN_VERDICTS
 from crystalbench.review.models import ImportBatch, Item, Task, utcnow
@@ -153,7 +154,8 @@ def _member_text(member: Any) -> str | None:
 def chain_steps(
     item: BenchmarkItem, *, path: Path, line: int | None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The steps shown to reviewers (text, support, member texts) and what stays hidden.
+    """The steps shown to reviewers (text, support, member texts, and with a
+    ``reference_precedence`` the steps each may swap with) and what stays hidden.
 
     Raises:
         InputError: ``reference_provenance`` is not one well-formed entry per step.
@@ -162,7 +164,7 @@ def chain_steps(
     steps: list[dict[str, Any]] = []
     if provenance is None:
         steps = [{"text": text, "support": None, "members": []} for text in item.reference_steps]
-        return steps, {"provenance": None}
+        return _with_interchangeable(steps, item), {"provenance": None}
     field = "metadata.reference_provenance"
     if not isinstance(provenance, list) or len(provenance) != len(item.reference_steps):
         raise InputError(
@@ -186,7 +188,37 @@ def chain_steps(
             raise InputError("models and members must be lists", path=path, line=line, field=where)
         texts = [t for t in (_member_text(m) for m in members) if t is not None]
         steps.append({"text": text, "support": support, "members": texts})
-    return steps, {"provenance": provenance}
+    return _with_interchangeable(steps, item), {"provenance": provenance}
+
+
+def interchangeable_steps(item: BenchmarkItem) -> list[list[int]] | None:
+    """Per reference step, the steps it may come in either order with (0-based), when the
+    item has a ``reference_precedence``; ``None`` without one (the chain's own order).
+
+    Examples:
+        >>> item = BenchmarkItem(id="1", source="plotqa", question="?", answer="15",
+        ...                      reference_steps=["May is 40.", "June is 55.", "15 more."],
+        ...                      reference_precedence=[[0, 2], [1, 2]])
+        >>> interchangeable_steps(item)
+        [[1], [0], []]
+    """
+    if item.reference_precedence is None:
+        return None
+    partners: list[list[int]] = [[] for _ in item.reference_steps]
+    order = Precedence.from_pairs(item.reference_precedence, len(item.reference_steps))
+    for a, b in order.interchangeable():
+        partners[a].append(b)
+        partners[b].append(a)
+    return partners
+
+
+def _with_interchangeable(steps: list[dict[str, Any]], item: BenchmarkItem) -> list[dict[str, Any]]:
+    """``steps`` with ``free_with`` on each when the item has a precedence (only then, so the
+    version of a chain without one stays as it was)."""
+    partners = interchangeable_steps(item)
+    if partners is None:
+        return steps
+    return [{**step, "free_with": free} for step, free in zip(steps, partners, strict=True)]
 
 
 def _new_batch(
@@ -293,7 +325,10 @@ def import_chains(
             )
         place = _image_place(bench, item, roots, path, line)
         version = _digest([item.question, item.options, item.answer, steps, round_, gold])
-        payload = {"steps": steps, "round": round_}
+        payload: dict[str, Any] = {"steps": steps, "round": round_}
+        if item.reference_precedence is not None:
+            free = [(a, b) for a, step in enumerate(steps) for b in step["free_with"] if a < b]
+            payload["interchangeable"] = [list(pair) for pair in free]
         hidden = {**hidden, "round": round_, "source": item.source}
         prepared.append((item, place, version, payload, hidden, gold))
     with db.write() as session:

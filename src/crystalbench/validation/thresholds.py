@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from crystalbench.matching import match_metrics
+from crystalbench.precedence import Precedence
 
 THRESHOLD_FIELDS: tuple[str, ...] = (
     "precision",
@@ -60,8 +61,9 @@ def chain_at(
     """The threshold-dependent metrics of an item at ``tau`` (>= the tau it was scored at).
 
     Args:
-        item: An :class:`~crystalbench.types.ItemResult` (``matches``, ``n_pred``, ``n_ref``
-            and the metric fields at its own threshold).
+        item: An :class:`~crystalbench.types.ItemResult` (``matches``, ``n_pred``, ``n_ref``,
+            the metric fields at its own threshold, and ``ref_precedence`` when its order
+            was scored against a partial-order reference).
         tau: The higher threshold.
         strict: The compat rule ``S > tau``.
         alpha: Order weight of Ordered Match F1.
@@ -81,7 +83,15 @@ def chain_at(
     k = passing_prefix(matches, tau, strict=strict)
     if k == len(matches):
         return {name: getattr(item, name) for name in THRESHOLD_FIELDS}
+    # The order the item was scored against (a partial-order reference), on its ref_steps.
+    pairs = getattr(item, "ref_precedence", None)
+    precedence = Precedence.from_pairs(pairs, item.n_ref) if pairs is not None else None
     metrics = match_metrics(
-        matches[:k], item.n_pred, item.n_ref, alpha=alpha, order_metric=order_metric
+        matches[:k],
+        item.n_pred,
+        item.n_ref,
+        alpha=alpha,
+        order_metric=order_metric,
+        precedence=precedence,
     )
     return {name: metrics[name] for name in THRESHOLD_FIELDS}

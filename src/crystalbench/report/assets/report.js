@@ -93,7 +93,9 @@
         (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
         (c.n_unknown_ids ? ", " + c.n_unknown_ids + " unknown ids skipped" : "") +
         (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") +
-        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") + ".";
+        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") +
+        (c.n_compat_blank ? ", " + c.n_compat_blank + " blank answers credited by crystal-metrics 0.2's rules" : "") + "." +
+        (c.n_order_undefined ? ' <span class="order-undefined">' + c.n_order_undefined + " items have fewer than two matched steps: their LIS and Kendall are 1.0 by the paper's convention (an undefined order), which raises the LIS column.</span>" : "");
       var pr = run.pairs;
       if (pr) html += ' <span id="pairs-' + RUNS.indexOf(run) + '">Pairs (MMVP): ' + pr.n_pairs_right + " of " + pr.n_pairs + " right (" + (100 * pr.pair_accuracy).toFixed(2) + "%), " +
         pr.n_pairs_incomplete + " incomplete (counted as not right); paired questions " + (100 * pr.question_accuracy).toFixed(2) + "% right.</span>";
@@ -557,10 +559,24 @@
     matches.forEach(function (m) { predOf[m[1]] = m; refOf[m[0]] = m; });
     var rc = it.rc ? it.rc[k] : 0, nrc = it.nrc ? it.nrc[k] : 1;
     var refTitle = nrc > 1 ? "Reference chain " + (rc + 1) + " of " + nrc + (rc ? " (an alternative" : " (the primary") + ", best by Match F1)" : "Reference";
+    var prec = it.prec ? it.prec[k] : null, freeWith = {};
+    if (prec) {
+      // The order metrics were read against a partial order: say which steps may swap.
+      prec.free.forEach(function (p) {
+        (freeWith[p[0]] = freeWith[p[0]] || []).push(p[1]);
+        (freeWith[p[1]] = freeWith[p[1]] || []).push(p[0]);
+      });
+      var shown = prec.free.slice(0, 12).map(function (p) { return "R" + (p[0] + 1) + " and R" + (p[1] + 1); });
+      html += '<p class="order-note" id="iv-order"><span class="tag free">partial order</span> LIS, Kendall and out-of-order are read against the item\'s partial order of its reference steps (<code>reference_precedence</code>): ' +
+        (!prec.free.length ? "it orders every step here, as the chain does." :
+          prec.free.length === prec.n_pairs ? "every reference step may come in any order." :
+          "steps " + shown.join(", ") + (prec.free.length > shown.length ? " and " + (prec.free.length - shown.length) + " more pairs" : "") + " may come in either order.") + "</p>";
+    }
     html += '<div class="align" id="iv-align"><div class="col"><h4 id="iv-ref-title">' + esc(refTitle) + " (" + refs.length + ")</h4><ol>";
     refs.forEach(function (s, j) {
-      var m = predOf[j], out = m && oooSet[m[0] + ":" + m[1]];
+      var m = predOf[j], out = m && oooSet[m[0] + ":" + m[1]], free = freeWith[j];
       html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fn") + '" id="ref-' + j + '" data-ref="' + j + '"><span class="idx">R' + (j + 1) + "</span>" + esc(s) +
+        (free ? ' <span class="tag free" title="may come in either order with these steps">⇄ ' + free.map(function (x) { return "R" + (x + 1); }).join(", ") + "</span>" : "") +
         (m ? '<span class="pair">↔ P' + (m[0] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fn">FN</span>') + "</li>";
     });
     html += '</ol></div><div class="gutter"></div><div class="col"><h4>Predicted (' + steps.length + ")</h4><ol>";
