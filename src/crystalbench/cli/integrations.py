@@ -16,6 +16,13 @@ integrations_app = new_app(
 )
 
 
+@integrations_app.callback()
+def integrations() -> None:
+    """Use crystalbench inside other evaluation harnesses."""
+    # A typer app with one command and no callback runs as that command, so the `crystal`
+    # entry (which runs this group on its own) would take `lmms-eval` for an extra argument.
+
+
 @integrations_app.command("lmms-eval")
 @handle_errors
 @deprecated(install="--out", prompt="--prompt-file")
