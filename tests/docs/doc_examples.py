@@ -220,6 +220,7 @@ def _run_doctest(block: Block, namespace: dict[str, object]) -> None:
     report = io.StringIO()
     runner = doctest.DocTestRunner(optionflags=OUTPUT_FLAGS)
     runner.run(test, out=report.write, clear_globs=False)
+    namespace.update(test.globs)  # the DocTest ran on a copy: later blocks see its names
     if runner.failures:
         raise AssertionError(f"{block.where}: the session differs from the page\n{report.getvalue()}")
 
