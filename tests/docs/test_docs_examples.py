@@ -8,6 +8,7 @@ How a block is read (run, a file, ``Needs ...``, data) is in :mod:`doc_examples`
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from sandbox import make_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = sorted(DOCS.rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 
 class PageRun:
@@ -97,3 +98,25 @@ def test_the_pages_have_examples_that_run() -> None:
     runnable = [b for page in PAGES for b in read_blocks(page) if b.runs]
     assert len(runnable) > 40
     assert {b.language for b in runnable} >= {"python", "bash", "console"}
+
+
+def _leaderboard_rows(text: str) -> dict[str, list[str]]:
+    """Model name -> the numbers of its row, from a leaderboard printed as text."""
+    rows: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        cells = [c for c in re.split(r"[│\s]+", line) if c]
+        numbers = cells[1:]
+        if len(numbers) > 5 and all(re.fullmatch(r"\d+(\.\d+)?", n) for n in numbers):
+            rows[cells[0].rstrip("…")] = numbers
+    return rows
+
+
+def test_the_readme_shows_the_leaderboard_getting_started_checks() -> None:
+    """The README's demo table is data (the PyPI page shows it); its numbers must be the ones
+    the getting-started page's tested `crystal demo` example prints."""
+    readme = _leaderboard_rows((ROOT / "README.md").read_text(encoding="utf-8"))
+    checked = _leaderboard_rows((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+    assert len(checked) == 5
+    for name, numbers in checked.items():
+        full = next(n for n in readme if n.startswith(name))
+        assert readme[full] == numbers, name
