@@ -1,9 +1,9 @@
 """The layers of ``crystalbench``, declared once: imports run upward only, products stay apart.
 
 :data:`LAYERS` places every module of ``src/crystalbench`` in one layer, lowest first, by the
-path the Layout table of docs/architecture.md writes (``defaults.py``, ``data/``, ``compat/matching.py``; the
-longest entry that covers a module wins). That table is rendered from this declaration
-(:func:`layout_table`) and a test checks that the page holds it verbatim.
+path the Layout table of docs/architecture.md writes (``defaults.py``, ``data/``,
+``compat/matching.py``; the longest entry that covers a module wins). That table is rendered
+from this declaration (:func:`layout_table`) and a test checks that the page holds it verbatim.
 
 The rules, each a test below:
 
@@ -23,7 +23,8 @@ and the work that removes it; the test fails on any other, and on an entry that 
 happens (so the list only shrinks).
 
 To place a new module: add its path to the lowest layer whose rule it keeps (a module of an
-existing package is already covered), then paste the table this test prints into docs/architecture.md.
+existing package is already covered), then paste the table this test prints into
+docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -34,12 +34,16 @@ def _reference(target: str, context: str) -> str:
         not on the site.
 
     Examples:
-        >>> _reference("~crystalbench.types.ParsedResponse", "crystalbench.parsing")
-        '<autoref identifier="crystalbench.types.ParsedResponse" optional><code>ParsedResponse</code></autoref>'
-        >>> _reference("evaluate()", "crystalbench")
-        '<autoref identifier="crystalbench.evaluate" optional><code>evaluate()</code></autoref>'
-        >>> _reference(".base", "crystalbench.inference.backends")
-        '<autoref identifier="crystalbench.inference.backends.base" optional><code>.base</code></autoref>'
+        >>> print(_reference("~crystalbench.types.ParsedResponse", "crystalbench.parsing"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        <autoref identifier="crystalbench.types.ParsedResponse"
+            optional><code>ParsedResponse</code></autoref>
+        >>> print(_reference("evaluate()", "crystalbench"))
+        <autoref identifier="crystalbench.evaluate" optional><code>evaluate()</code></autoref>
+        >>> print(_reference(".base", "crystalbench.inference.backends"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        <autoref identifier="crystalbench.inference.backends.base"
+            optional><code>.base</code></autoref>
     """
     explicit = re.fullmatch(r"(?P<title>.+?)\s*<(?P<path>[^>]+)>", target)
     if explicit:
@@ -71,8 +75,10 @@ def convert(text: str, context: str) -> str:
     Examples:
         >>> convert("Quick start::\\n\\n    x = 1", "crystalbench")
         'Quick start:\\n\\n    x = 1'
-        >>> convert("See :func:`load_encoder`.", "crystalbench.encoders")
-        'See <autoref identifier="crystalbench.encoders.load_encoder" optional><code>load_encoder</code></autoref>.'
+        >>> print(convert("See :func:`load_encoder`.", "crystalbench.encoders"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        See <autoref identifier="crystalbench.encoders.load_encoder"
+            optional><code>load_encoder</code></autoref>.
     """
     text = LITERAL_INTRO.sub(":", text)
     return ROLE.sub(lambda match: _reference(match["target"], context), text)

@@ -311,7 +311,9 @@ def test_cache_info_on_a_new_folder_creates_nothing(tmp_path):
     assert not folder.exists()
 
 
-@pytest.mark.parametrize("group", ["cache", "data", "references", "review", "integrations", "validate"])
+@pytest.mark.parametrize(
+    "group", ["cache", "data", "references", "review", "integrations", "validate"]
+)
 def test_the_crystal_entry_runs_every_subcommand_of_a_group(group, capsys):
     """``crystal GROUP SUB`` through the console entry, which runs a group on its own: a group
     with one command once ran as that command (``crystal integrations lmms-eval`` failed with

@@ -118,8 +118,11 @@ def read_blocks(page: Path) -> list[Block]:
         ...     "<!-- docs-test: slow -->\\n```python\\nprint(1)\\n```\\n\\n```text\\n1\\n```\\n"
         ...     '```bash title="Needs a GPU"\\nnvidia-smi\\n```\\n'
         ... )
-        >>> [(b.language, b.runs, b.slow, b.expected_output, b.needs) for b in read_blocks(folder / "p.md")]
-        [('python', True, True, '1\\n', None), ('text', False, False, None, None), ('bash', False, False, None, 'Needs a GPU')]
+        >>> for b in read_blocks(folder / "p.md"):
+        ...     print(b.language, b.runs, b.slow, repr(b.expected_output), b.needs)
+        python True True '1\\n' None
+        text False False None None
+        bash False False None Needs a GPU
     """
     lines = page.read_text(encoding="utf-8").splitlines()
     blocks: list[Block] = []
@@ -222,7 +225,9 @@ def _run_doctest(block: Block, namespace: dict[str, object]) -> None:
     runner.run(test, out=report.write, clear_globs=False)
     namespace.update(test.globs)  # the DocTest ran on a copy: later blocks see its names
     if runner.failures:
-        raise AssertionError(f"{block.where}: the session differs from the page\n{report.getvalue()}")
+        raise AssertionError(
+            f"{block.where}: the session differs from the page\n{report.getvalue()}"
+        )
 
 
 # ------------------------------------------------------------------------------------ shell

@@ -4,11 +4,10 @@ Each page gets a fresh folder holding the files its examples name, all drawn fro
 sample (``crystalbench.data.SAMPLE_DIR``), so that a command written for a reader's own files
 runs as written:
 
-| path | what it is |
-|---|---|
-| ``preds.jsonl`` | one model's predictions for the sample (the ``terse-precise`` style) |
-| ``runs/qwen.jsonl``, ``runs/llava-v1.6.jsonl`` | two models' predictions (``terse-precise``, ``verbose-recall``) |
-| ``src/crystalbench/data/sample/`` | the sample, where a clone of the repository has it |
+- ``preds.jsonl``: one model's predictions for the sample (the ``terse-precise`` style);
+- ``runs/qwen.jsonl``, ``runs/llava-v1.6.jsonl``: two models' (``terse-precise``,
+  ``verbose-recall``);
+- ``src/crystalbench/data/sample/``: the sample, where a clone of the repository has it.
 
 Anything else an example needs, the page creates in an earlier block (a file is a block
 titled with its name), so a reader can follow along.

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from doc_examples import Block, read_blocks, run_python, run_shell, shell_environment
 from sandbox import make_sandbox
 
