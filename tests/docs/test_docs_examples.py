@@ -21,21 +21,29 @@ PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 
 class PageRun:
-    """The examples of one page, run at most once each, in order."""
+    """The examples of one page, each run at most once, in page order."""
 
     def __init__(self, blocks: list[Block], folder: Path, env: dict[str, str]) -> None:
         self.blocks = blocks
         self.folder = folder
         self.env = env
         self.namespace: dict[str, object] = {"__name__": "__docs_example__"}
-        self.done = 0
+        self.ran: set[int] = set()
         self.failure: str | None = None
 
     def run_through(self, index: int) -> None:
-        """Run the page's steps up to and including ``index`` (skipped ones stay skipped)."""
-        while self.done <= index:
-            block = self.blocks[self.done]
-            self.done += 1
+        """Run the page's earlier steps that have not run, then step ``index``.
+
+        A fast example never waits for a slow one before it (``-m "not slow"`` stays fast):
+        the slow one runs in its own test, and a fast example that needs its results must be
+        marked slow too.
+        """
+        target = self.blocks[index]
+        for earlier in range(index + 1):
+            block = self.blocks[earlier]
+            if earlier in self.ran or (earlier < index and block.slow and not target.slow):
+                continue
+            self.ran.add(earlier)
             if self.failure is not None:
                 raise AssertionError(f"an earlier example of this page failed: {self.failure}")
             try:
