@@ -214,8 +214,9 @@ ALLOWED_EDGES: tuple[Edge, ...] = (
     Edge(
         "validation/",
         "report/",
-        ("report/leaderboard.py",),
-        "validation's LaTeX tables escape their cells as the leaderboard's do (one home)",
+        ("report/leaderboard.py", "report/loading.py"),
+        "validation's LaTeX tables escape their cells as the leaderboard's do, and step pairs "
+        "are drawn from results folders read as reports read them (one home each)",
     ),
 )
 """Every import from one product into another that the layout allows."""

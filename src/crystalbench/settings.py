@@ -173,6 +173,12 @@ take the load (never longer than the ``Retry-After`` cap)."""
 # --- reward server --------------------------------------------------------------------------------
 # (``crystal serve-rewards``: concurrency, timeouts, limits.)
 
+REWARD_SERVER_HOST: Final = "127.0.0.1"
+"""Interface the reward server binds (``--host``): loopback, this machine only."""
+
+REWARD_SERVER_PORT: Final = 8765
+"""TCP port of the reward server (``--port``; 0 picks a free one)."""
+
 REWARD_SERVER_MAX_BODY_BYTES: Final = 32 * 1024 * 1024
 """Largest request body (``--max-body-mb``); a larger ``Content-Length`` gets 413 unread."""
 
@@ -345,6 +351,9 @@ REVIEW_DB: Final = "review.sqlite"
 """Database of ``crystal review`` when ``--db`` is not given: a SQLite file in the working
 folder (``--db postgresql://user@host/name`` for a team server)."""
 
+REVIEW_DB_ENV: Final = "CRYSTALBENCH_REVIEW_DB"
+"""Environment variable naming the review database when ``--db`` is not given."""
+
 REVIEW_HOST: Final = "127.0.0.1"
 """Address ``crystal review serve`` binds by default: loopback only; any other address
 prints a warning (put the app behind TLS before exposing it)."""
@@ -474,7 +483,13 @@ the embedding cache) and the cosine scoring recorded; beyond it the embeddings a
 the run was scored with, and sampling stops."""
 
 ABLATION_THRESHOLDS: Final = (0.30, 0.35, 0.40, 0.45, 0.50)
-"""Thresholds of ``crystal ablate`` (the paper's five; ``--thresholds``)."""
+"""Thresholds of ``crystal validate ablate`` (the paper's five; ``--thresholds``)."""
+
+TRAIN_SWEEP_GRID: Final = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+"""Values of CPR's answer weight a_w that ``crystal train-sweep`` trains (``--grid``)."""
+
+TRAIN_SWEEP_METRIC: Final = "harmonic"
+"""Validation metric that picks the best a_w of ``crystal train-sweep`` (``--metric``)."""
 
 STEP_JUDGE_MAX_TOKENS: Final = 256
 """Reply length limit of one judge-matcher request."""

@@ -15,7 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from crystalbench.cli.apps import deprecated, new_app
-from crystalbench.cli.grammar import HIDDEN_OPTIONS, MEANINGS, PART_B_COMMANDS
+from crystalbench.cli.grammar import HIDDEN_OPTIONS, MEANINGS
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
 
@@ -37,9 +37,7 @@ def options(command: Any) -> Iterator[Any]:
             yield param
 
 
-def grammar_problems(
-    root: Any, meanings: Mapping[str, str], exempt: frozenset[str] = frozenset()
-) -> list[str]:
+def grammar_problems(root: Any, meanings: Mapping[str, str]) -> list[str]:
     """Every breach of one name, one meaning among the commands of ``root``."""
     problems: list[str] = []
     spellings_of: dict[str, set[str]] = defaultdict(set)
@@ -47,8 +45,6 @@ def grammar_problems(
         spellings_of[meaning].add(spelling)
     params_of: dict[str, set[str]] = defaultdict(set)
     for name, command in commands(root):
-        if name in exempt:
-            continue
         aliases = getattr(command, "aliases", {})
         live = {s for option in options(command) for s in (*option.opts, *option.secondary_opts)}
         for old, new in aliases.items():
@@ -89,12 +85,10 @@ def full_app() -> Any:
 
 # --------------------------------------------------------------------------- the grammar
 def test_every_command_follows_the_grammar():
-    assert grammar_problems(full_app(), MEANINGS, PART_B_COMMANDS) == []
+    assert grammar_problems(full_app(), MEANINGS) == []
 
 
-def test_the_exemptions_name_real_commands_and_the_table_no_dead_names():
-    names = {name for name, _ in commands(full_app())}
-    assert names >= PART_B_COMMANDS
+def test_the_table_holds_no_dead_names():
     used = {
         spelling
         for _, command in commands(full_app())
@@ -147,12 +141,34 @@ def test_the_check_catches_undeclared_options_and_broken_old_spellings():
 
 
 # --------------------------------------------------------------------------- --help
+def test_old_command_names_are_hidden():
+    root = full_app()
+    assert root.commands["ablate"].hidden
+    assert not root.commands["validate"].commands["ablate"].hidden
+    page = runner.invoke(app, ["--help"], terminal_width=200).output
+    assert "│ ablate " not in page
+    assert "│ validate " in page
+
+
+def test_set_and_a_config_file_meet_flags_in_one_config(tmp_path):
+    """``--set`` reaches any field of the file's part of the config; a named flag wins over
+    it; a malformed one names itself."""
+    runs = ["train", "--config", "recipe:qwen2_5_vl_3b_cpr", "--dry-run"]
+    result = runner.invoke(app, [*runs, "--set", "output_dir=/tmp/a", "-o", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path / "b") in " ".join(result.output.split())
+    bad = runner.invoke(app, [*runs, "--set", "grpo.learning_rate=fast"])
+    assert bad.exit_code == 2
+    said = " ".join(bad.output.split())
+    assert "field grpo.learning_rate: Input should be a valid number" in said
+    assert "(from --set grpo.learning_rate=fast)" in said
+    assert "field --set: expects KEY=VALUE" in runner.invoke(app, [*runs, "--set", "x"]).output
+
+
 def test_every_option_shows_its_default_and_a_readable_type():
     root = full_app()
     problems: list[str] = []
     for name, command in commands(root):
-        if name in PART_B_COMMANDS:
-            continue
         context = typer.Context(command, info_name=name)
         for param in command.params:
             record = param.get_help_record(context)
@@ -227,6 +243,17 @@ def test_an_old_spelling_given_twice_warns_once_and_a_value_equal_to_it_is_left_
          "warning: --no-lenient is deprecated; use --strict"),
         (["integrations", "lmms-eval", "--install", "x", "-b", "nowhere.jsonl"],
          "warning: --install is deprecated; use --out"),
+        (["serve-rewards", "--kind", "cpr", "--port", "99999"],
+         "warning: --kind is deprecated; use --reward-kind"),
+        (["train", "-c", "recipe:nope", "--output-dir", "x"],
+         "warning: --output-dir is deprecated; use --out"),
+        (["train-sweep", "--config", "recipe:nope", "--output-dir", "x"],
+         "warning: --output-dir is deprecated; use --out"),
+        (["validate", "agreement", "--pairs", "no.jsonl", "--labels", "no.csv", "-o", "x",
+          "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m"],
+         "warning: --judge-url is deprecated; use --matcher-url"),
+        (["ablate", "-b", "nowhere.jsonl", "-p", "x.jsonl", "--encoders", "hash", "-o", "x"],
+         "warning: crystal ablate is deprecated; use crystal validate ablate"),
     ],
 )  # fmt: skip
 def test_old_spellings_of_every_command_still_parse(tmp_path, monkeypatch, args, notice):
@@ -242,9 +269,10 @@ def test_old_spellings_of_every_command_still_parse(tmp_path, monkeypatch, args,
 @pytest.mark.parametrize("command", [["serve-rewards"], ["review", "serve"]])
 @pytest.mark.parametrize("port", ["99999", "-1"])
 def test_a_port_out_of_range_is_a_usage_error(command, port):
+    """Checked by the config (a port in a --config file too), before anything binds."""
     result = runner.invoke(app, [*command, "--port", port])
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.split())
-    assert "Invalid value for '--port': Input should be" in said
-    assert ("65535" if port == "99999" else "greater than or equal to 0") in said
+    bound = "less than or equal to 65535" if port == "99999" else "greater than or equal to 0"
+    assert f"error: field port: Input should be {bound} (from --port {port})" in said
     assert "Traceback" not in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import yaml
 from scripted_models import GENERATORS, VALIDATOR, ScriptedModels
 from typer.testing import CliRunner
 
@@ -84,3 +85,49 @@ def test_bad_input_exits_2_with_a_message(item_set, tmp_path):
     )
     assert result.exit_code == 2
     assert "not a reference build" in result.output
+
+
+def test_flags_merge_into_the_config_file(server, item_set, sample_items, tmp_path):
+    """A generator the file lists keeps its settings and takes the flag's URL; --concurrency
+    reaches every model; --ids picks items; a flag wins over the file."""
+    server.state.script = ScriptedModels(sample_items)
+    config = tmp_path / "refs.yaml"
+    generators = [
+        {"name": g, "model": g, "base_urls": ["http://127.0.0.1:9/v1"], "concurrency": 2}
+        for g in GENERATORS
+    ]
+    config.write_text(
+        yaml.safe_dump(
+            {"items": str(item_set), "generators": generators, "encoder": "hash",
+             "use_cache": False, "theta": 0.5, "max_rounds": 1}
+        )
+    )  # fmt: skip
+    ids = ",".join(item.id for item in sample_items[:2])
+    out = tmp_path / "refs"
+    args = [f"--generator={g}={server.base_url}" for g in GENERATORS]
+    result = runner.invoke(
+        app,
+        ["references", "build", "-c", str(config), *args, "--validator",
+         f"{VALIDATOR}={server.base_url}", "--concurrency", "3", "--ids", ids, "--theta", "0.7",
+         "-o", str(out), "--quiet"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    stored = json.loads((out / "config.json").read_text())["config"]
+    assert [(g["name"], g["model"], g["base_urls"], g["concurrency"])
+            for g in stored["generators"]] == [
+        (g, g, [server.base_url], 3) for g in GENERATORS
+    ]  # fmt: skip
+    assert stored["validator"]["concurrency"] == 3
+    assert (stored["theta"], stored["max_rounds"]) == (0.7, 1)
+    assert stored["ids"] == [item.id for item in sample_items[:2]]
+
+    again = runner.invoke(
+        app, ["references", "regenerate", "--ids", sample_items[0].id, "-o", str(out)]
+    )
+    assert again.exit_code == 0, again.output
+    assert "sent back 1 item(s)" in again.output
+    missing = runner.invoke(
+        app, ["references", "regenerate", "--ids", "rejected.txt", "-o", str(out)]
+    )
+    assert missing.exit_code == 2
+    assert "rejected.txt: field ids: ids file not found" in missing.output

@@ -148,4 +148,35 @@ def test_serve_refuses_bad_options(tmp_path):
     db = str(tmp_path / "r.sqlite")
     result = runner.invoke(app, ["review", "serve", "--db", db, "--hold-minutes", "0"])
     assert result.exit_code == 2
-    assert "--hold-minutes: must be positive" in result.output
+    assert "field hold_minutes: Input should be greater than 0 (from --hold-minutes 0)" in (
+        result.output
+    )
+    result = runner.invoke(app, ["review", "serve", "--db", db, "--gold-every", "-1"])
+    assert result.exit_code == 2
+    assert "field gold_every: Input should be greater than or equal to 0" in result.output
+
+
+def test_the_database_comes_from_a_flag_the_environment_or_a_config_file(tmp_path, monkeypatch):
+    """``--db`` wins over ``$CRYSTALBENCH_REVIEW_DB``, which wins over ``--config``; a bad
+    config file names its line and field."""
+    secret = tmp_path / "pw"
+    secret.write_text(PASSWORD, encoding="utf-8")
+    config = tmp_path / "review.yaml"
+    config.write_text(f"db: {tmp_path / 'file.sqlite'}\nrole: admin\n", encoding="utf-8")
+    base = ["review", "add-user", "--password-file", str(secret), "--config", str(config)]
+    assert runner.invoke(app, [*base, "ana"]).exit_code == 0
+    assert (tmp_path / "file.sqlite").is_file()
+    monkeypatch.setenv("CRYSTALBENCH_REVIEW_DB", str(tmp_path / "env.sqlite"))
+    assert runner.invoke(app, [*base, "bo"]).exit_code == 0
+    assert (tmp_path / "env.sqlite").is_file()
+    flag = runner.invoke(app, [*base, "cy", "--db", str(tmp_path / "flag.sqlite")])
+    assert flag.exit_code == 0, flag.output
+    assert "added admin cy" in flag.output
+    for name, expected in (("file", {"ana"}), ("env", {"bo"}), ("flag", {"cy"})):
+        database = Database(f"sqlite:///{tmp_path / name}.sqlite")
+        assert set(users_by_name(database)) == expected
+        database.dispose()
+    config.write_text("db: x.sqlite\nrole: admin\nport: 1\n", encoding="utf-8")
+    bad = runner.invoke(app, [*base, "di"])
+    assert bad.exit_code == 2
+    assert f"error: {config}:3: field port: unknown field" in " ".join(bad.output.split())

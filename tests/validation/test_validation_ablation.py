@@ -198,6 +198,7 @@ def test_crystal_ablate_writes_every_table_and_heatmap(tmp_path, cache_dir):
     result = runner.invoke(
         app,
         [
+            "validate",
             "ablate",
             "-b",
             "sample",
@@ -239,3 +240,37 @@ def test_crystal_ablate_writes_every_table_and_heatmap(tmp_path, cache_dir):
     # the second encoder found every vector in the cache the first one filled
     assert data["encoders"][1]["encoded"] == 0
     assert data["encoders"][1]["cache_hits"] > 0
+
+
+def test_crystal_validate_ablate_reads_a_config_file(tmp_path, cache_dir):
+    """The grid and the scoring choices from a YAML file; flags win; a typo names the file,
+    the line and the field."""
+    bench = load_benchmark("sample")
+    records = [p.model_dump(exclude_none=True) for p in perturbed_predictions(bench, 5, 0.9)]
+    preds = write_jsonl(tmp_path / "model-5.jsonl", records)
+    config = tmp_path / "ablation.yaml"
+    config.write_text(
+        "benchmark: sample\nencoders: [hash]\nthresholds: 0.3,0.6\n"
+        "scoring: {alpha: 0.5, use_cache: false}\n"
+    )
+    out = tmp_path / "ablation"
+    args = ["validate", "ablate", "--config", str(config), "-p", str(preds), "-o", str(out)]
+    result = runner.invoke(app, [*args, "--thresholds", "0.3,0.4,0.5", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "ablation.json").read_text())
+    assert data["thresholds"] == [0.3, 0.4, 0.5]
+    assert data["config"]["alpha"] == 0.5
+    config.write_text("benchmark: sample\nencoders: [hash]\nthreshold: [0.3]\n")
+    bad = runner.invoke(app, args)
+    assert bad.exit_code == 2
+    said = " ".join(bad.output.split())
+    assert f"error: {config}:3: field threshold: unknown field; did you mean 'thresholds'" in said
+    falling = runner.invoke(
+        app,
+        [*args[:2], "-b", "sample", "--encoders", "hash", "-p", str(preds), "-o", str(out),
+         "--thresholds", "0.5,0.4"],
+    )  # fmt: skip
+    assert falling.exit_code == 2
+    assert "field thresholds: values must increase: 0.5,0.4 (from --thresholds 0.5,0.4)" in (
+        " ".join(falling.output.split())
+    )

@@ -208,6 +208,42 @@ def test_crystal_score_matcher_judge_and_agreement_with_the_judge(tmp_path, cach
     for pair in sample.pairs:
         named = [n - 1 for n in VERDICTS[pair.ref_step]]
         assert decisions[pair.pair_id] == (pair.pred_index in named)
+    # the same judge in `crystal validate agreement`, against labels that agree with it
+    pairs_file = tmp_path / "pairs" / "pairs.jsonl"
+    drawn = runner.invoke(
+        app,
+        ["validate", "sample-pairs", str(tmp_path / "cosine"), "-o", str(pairs_file),
+         "--per-band", "10", "--seed", "3"],
+    )  # fmt: skip
+    assert drawn.exit_code == 0, drawn.output
+    labels = [
+        {"pair_id": pair.pair_id, "annotator": who, "label": "match" if said else "no_match"}
+        for pair_id, said in decisions.items()
+        for pair in sample.pairs
+        if pair.pair_id == pair_id
+        for who in ("a", "b")
+    ]
+    labels_file = write_jsonl(tmp_path / "labels.jsonl", labels)
+    with LoopbackServer(server_state()) as server:
+        result = runner.invoke(
+            app,
+            ["validate", "agreement", "--pairs", str(pairs_file), "--labels", str(labels_file),
+             "-o", str(tmp_path / "agreement"), "--resamples", "0",
+             "--matcher-url", server.base_url, "--matcher-model", "judge-model"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert server.state.log  # the judge was asked (another URL: another cache key)
+    said = " ".join(result.output.split())
+    assert f"judge:judge-model: {len(labels) // 2} pairs, agreement 100.0%" in said
+    half = runner.invoke(
+        app,
+        ["validate", "agreement", "--pairs", str(pairs_file), "--labels", str(labels_file),
+         "-o", str(tmp_path / "agreement"), "--matcher-url", "http://127.0.0.1:9/v1"],
+    )  # fmt: skip
+    assert half.exit_code == 2
+    assert "field matcher_judge.model: required with matcher_judge.url (from --matcher-url" in (
+        " ".join(half.output.split())
+    )
 
 
 def test_matcher_judge_needs_an_endpoint():

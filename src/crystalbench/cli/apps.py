@@ -4,6 +4,7 @@ keeps deprecated spellings working, and the app that uses it for every command."
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,6 +14,9 @@ from typer.core import TyperCommand, TyperGroup
 DEPRECATED_ALIASES = "deprecated_aliases"
 """Attribute of a command function: ``{old spelling: current spelling}`` (set by
 :func:`crystalbench.cli.binding.configured` and :func:`deprecated`)."""
+
+HIDDEN_COMMAND = "hidden_command"
+"""Attribute of a command function: register it hidden (an old name, :func:`deprecated_command`)."""
 
 SPELLINGS_META = "crystal.spellings"
 """``ctx.meta`` key: ``{parameter: (the spelling the user typed, its value as typed)}``."""
@@ -135,6 +139,25 @@ def deprecated(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[...
     return mark
 
 
+def deprecated_command(old: str, new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An old name of a command: the same command, hidden from ``--help``, that prints
+    one ``warning: OLD is deprecated; use NEW`` line on stderr before it runs::
+
+        ablate_alias = deprecated_command("crystal ablate", "crystal validate ablate")(ablate)
+    """
+
+    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            _warn_deprecated(f"{old} is deprecated; use {new}")
+            return function(*args, **kwargs)
+
+        setattr(wrapper, HIDDEN_COMMAND, True)
+        return wrapper
+
+    return wrap
+
+
 class CrystalGroup(TyperGroup):
     """A typer group whose ``--help`` has no type column (like :class:`CrystalCommand`)."""
 
@@ -158,6 +181,7 @@ class CrystalTyper(typer.Typer):
             cls = settings.pop("cls", None) or command_class(
                 getattr(function, DEPRECATED_ALIASES, {})
             )
+            settings.setdefault("hidden", getattr(function, HIDDEN_COMMAND, False))
             return register(name, cls=cls, **settings)(function)
 
         return decorator

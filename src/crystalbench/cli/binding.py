@@ -31,10 +31,12 @@ from pydantic import BaseModel
 from crystalbench.cli.apps import DEPRECATED_ALIASES, SPELLINGS_META
 from crystalbench.cli.flags import Flag
 
-__all__ = ["CONFIG_PARAM", "configured", "field_default", "field_info"]
+__all__ = ["CONFIG_PARAM", "SET_PARAM", "configured", "field_default", "field_info"]
 
 CONFIG_PARAM = "config_file"
 """The parameter of the ``--config FILE`` option."""
+SET_PARAM = "set_values"
+"""The parameter of the ``--set KEY=VALUE`` option."""
 _CONTEXT_PARAM = "_crystal_context"
 
 
@@ -46,6 +48,9 @@ def configured(
     config_at: str | None = "",
     config_help: str | None = None,
     deprecated_files: Mapping[str, str] | None = None,
+    config_file: Callable[[str], Path] | None = None,
+    config_required: bool = False,
+    set_option: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Make a typer command take ``model`` built from ``flags``, ``--config`` and the
     environment.
@@ -60,6 +65,11 @@ def configured(
         deprecated_files: Old options that named a file for a part of the config
             (``{"--score-config": "scoring"}``): hidden, read under ``--config``, with a
             one-line notice.
+        config_file: Turns the text given to ``--config`` into the file to read (e.g.
+            ``recipe:NAME`` into a bundled file); default: the text is the path.
+        config_required: ``--config`` must be given (the file holds required fields).
+        set_option: Add ``--set KEY=VALUE`` (repeatable): any field of the ``--config``
+            part of the model, dotted, with a YAML value; the other flags win over it.
 
     The command's own parameters before ``into`` are listed first in ``--help``, then the
     flags, then ``--config``, then the parameters after ``into``.
@@ -73,7 +83,9 @@ def configured(
         after = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own[at + 1 :]]
         added = [_parameter(model, flag, config_at) for flag in flags]
         if config_at is not None:
-            added.append(_config_parameter(model, config_help))
+            added.append(_config_parameter(model, config_help, config_file, config_required))
+        if set_option:
+            added.append(_set_parameter())
         old_files = dict(deprecated_files or {})
         added += [_old_file_parameter(spelling) for spelling in old_files]
         context = inspect.Parameter(
@@ -87,7 +99,10 @@ def configured(
 
             ctx = kwargs.pop(_CONTEXT_PARAM)
             path = kwargs.pop(CONFIG_PARAM, None)
-            given = _given(ctx, flags, kwargs)
+            if path is not None and config_file is not None:
+                path = config_file(path)
+            given = _set_values(kwargs.pop(SET_PARAM, None), config_at or "")
+            given.update(_given(ctx, flags, kwargs))
             files: list[tuple[Path, str]] = []
             for spelling, at in old_files.items():
                 old = kwargs.pop(_old_file_param(spelling))
@@ -209,11 +224,11 @@ def _parameter(model: type[BaseModel], flag: Flag, config_at: str | None) -> ins
     if default is ... or default is None or flag.convert is not None:
         default = ... if required else None
         shown = False if flag.required else (flag.default_text or _missing_default(flag))
+    elif isinstance(default, list):  # the field takes the text (a validator splits it)
+        shown = flag.default_text or ",".join(map(str, default)) or _missing_default(flag)
+        default = None
     elif flag.default_text is not None:
         shown = flag.default_text
-    elif isinstance(default, list) and not default:
-        default = None
-        shown = _missing_default(flag)
     kind: Any = flag.kind if default is not None and default is not ... else Optional[flag.kind]  # noqa: UP045
     if flag.argument:
         info_object = typer.Argument(
@@ -236,15 +251,70 @@ def _missing_default(flag: Flag) -> str:
     )
 
 
-def _config_parameter(model: type[BaseModel], help_text: str | None) -> inspect.Parameter:
+def _config_parameter(
+    model: type[BaseModel],
+    help_text: str | None,
+    resolve: Callable[[str], Path] | None,
+    required: bool,
+) -> inspect.Parameter:
     text = help_text or f"YAML, JSON or TOML file with {model.__name__} fields; flags win"
-    option = typer.Option("--config", metavar="FILE", help=text, show_default="none")
+    option = typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help=text,
+        show_default=False if required else "none",
+    )
+    kind: Any = str if resolve is not None else Path
     return inspect.Parameter(
         CONFIG_PARAM,
         inspect.Parameter.KEYWORD_ONLY,
-        default=None,
-        annotation=Annotated[Optional[Path], option],  # noqa: UP045
+        default=... if required else None,
+        annotation=Annotated[kind if required else Optional[kind], option],  # noqa: UP045
     )
+
+
+def _set_parameter() -> inspect.Parameter:
+    option = typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Set any field of the config file, dotted, to a YAML value (e.g. "
+        "grpo.max_steps=20); repeatable; the other flags win",
+        show_default="none",
+    )
+    return inspect.Parameter(
+        SET_PARAM,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[Optional[list[str]], option],  # noqa: UP045
+    )
+
+
+def _set_values(pairs: Sequence[str] | None, at: str) -> dict[str, Any]:
+    """``{field: Given}`` of ``--set KEY=VALUE`` options (fields under ``at``).
+
+    Examples:
+        >>> found = _set_values(["grpo.max_steps=20", "seed=7"], "train")
+        >>> {name: given.value for name, given in found.items()}
+        {'train.grpo.max_steps': 20, 'train.seed': 7}
+    """
+    import yaml
+
+    from crystalbench.config_loader import Given
+    from crystalbench.errors import InputError
+
+    found: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
+            raise InputError(f"expects KEY=VALUE, got {pair!r}", field="--set")
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise InputError(f"{text!r} is not a YAML value", field=f"--set {key}") from None
+        found[f"{at}.{key}" if at else key] = Given(value, "--set", text=pair)
+    return found
 
 
 def _old_file_param(spelling: str) -> str:

@@ -24,6 +24,8 @@ from typing import Any
 
 __all__ = [
     "Flag",
+    "cache_flags",
+    "device_flag",
     "given_texts",
     "read_ids",
     "rewrite_aliases",
@@ -99,6 +101,48 @@ class Flag:
         if self.kind in (int, float):
             value = self.kind(text)
         return self.convert(value) if self.convert is not None else value
+
+
+CACHE_DIR_DEFAULT = "$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench"
+"""What ``--help`` says ``--cache-dir`` defaults to."""
+
+
+def cache_flags(at: str = "", what: str = "embedding cache") -> tuple[Flag, Flag]:
+    """``--cache/--no-cache`` and ``--cache-dir`` (the grammar's), setting ``use_cache`` and
+    ``cache_dir`` of the config part at ``at`` (``"scoring."``; ``""``: the config itself).
+
+    Examples:
+        >>> [flag.field for flag in cache_flags("scoring.")]
+        ['scoring.use_cache', 'scoring.cache_dir']
+    """
+    return (
+        Flag(
+            f"{at}use_cache",
+            ("--cache/--no-cache",),
+            f"Read and write the on-disk {what}",
+            kind=bool,
+            param_name="cache",
+        ),
+        Flag(
+            f"{at}cache_dir",
+            ("--cache-dir",),
+            "Cache folder (also $CRYSTALBENCH_CACHE_DIR)",
+            metavar="FOLDER",
+            default_text=CACHE_DIR_DEFAULT,
+        ),
+    )
+
+
+def device_flag(at: str = "", what: str = "the sentence encoder") -> Flag:
+    """``--device`` (the grammar's: where the sentence encoder runs), setting ``device`` of
+    the config part at ``at``."""
+    return Flag(
+        f"{at}device",
+        ("--device",),
+        f"Where {what} runs: cuda, cuda:1, cpu, mps",
+        metavar="DEVICE",
+        default_text="a GPU if visible, else cpu",
+    )
 
 
 def split_commas(value: str | Sequence[str] | None) -> list[str] | None:

@@ -24,11 +24,13 @@ MEANINGS: dict[str, str] = {
     "--out": "the output folder, or file where a command writes one file",
     "-o": "the output folder, or file where a command writes one file",
     "--config": "a YAML/JSON/TOML file with the command's config; flags win",
+    "-c": "a YAML/JSON/TOML file with the command's config; flags win",
+    "--set": "any field of the config file, dotted, to a YAML value; flags win",
     "--encoder": "the sentence encoder (cache clear: its identity)",
     "--device": "where the sentence encoder runs",
     "--cache": "read and write the on-disk embedding cache",
     "--no-cache": "read and write the on-disk embedding cache",
-    "--cache-dir": "the embedding cache folder",
+    "--cache-dir": "the cache folder (embeddings; judge verdicts)",
     "--input-format": "what wrote the files given",
     "--output-format": "the format of the file written",
     "-f": "the format of the file written",
@@ -123,6 +125,71 @@ MEANINGS: dict[str, str] = {
     "--no-overwrite": "replace an existing item set",
     "--max-hamming": "dHash bits two images may differ by and count as one",
     "--show": "how many entries to list",
+    # --- servers (serve-rewards, review serve) --------------------------------------------------
+    "--verbose": "log every request",
+    "--no-verbose": "log every request",
+    "--reward-kind": "the reward kind a request that names none gets",
+    "--allow-think": "tolerate one leading <think> block",
+    "--no-think": "tolerate one leading <think> block",
+    "--max-chars": "the longest completion parsed",
+    "--max-steps": "the most reasoning steps accepted",
+    "--warm": "a benchmark whose reference steps are embedded at start-up",
+    "--max-body-mb": "the largest request body, in MiB",
+    "--max-rows": "the most completions in one request",
+    "--max-wait-ms": "how long requests wait to join one encoder pass",
+    "--max-connections": "open connections beyond which requests get 503",
+    "--idle-timeout": "seconds a silent connection stays open",
+    # --- the review app (review.jobs) ---------------------------------------------------------
+    "--db": "the review database: a SQLite file or a postgresql:// URL",
+    "--hold-minutes": "how long a task handed out stays reserved",
+    "--gold-every": "one gold task in every N",
+    "--secure-cookies": "mark cookies Secure",
+    "--no-secure-cookies": "mark cookies Secure",
+    "--show-names": "show annotators' names to adjudicators",
+    "--no-show-names": "show annotators' names to adjudicators",
+    "--durable": "SQLite: fsync every commit",
+    "--no-durable": "SQLite: fsync every commit",
+    "--role": "a user's role: annotator, adjudicator or admin",
+    "--password-file": "a file whose first line is the password",
+    "--update": "change an existing user",
+    "--no-update": "change an existing user",
+    "--annotators": "annotators per task",
+    "--kind": "what an export holds: chains, rejected, pairs or audit",
+    # --- reference construction (references.jobs) ---------------------------------------------
+    "--items": "the item set to work on: crystal data build output or any benchmark spec",
+    "--generator": "NAME=URL of a generator model; repeatable",
+    "-g": "NAME=URL of a generator model; repeatable",
+    "--validator": "NAME=URL of the validator model",
+    "--no-validator": "accept every consensus chain (no validator gate)",
+    "--theta": "the cosine at which consensus links steps",
+    "--min-support": "chains a consensus cluster needs",
+    "--max-rounds": "rounds before an item still rejected is reported",
+    "--samples": "chains per generator, item and round",
+    "--alternatives": "candidate chains kept as alternative references",
+    "--precedence": "infer which consensus steps may come in either order",
+    "--no-precedence": "infer which consensus steps may come in either order",
+    "--precedence-share": "the share of chains that must agree on two steps' order",
+    "--precedence-min-chains": "chains that must hold two steps for an order edge",
+    "--engine": "what runs the requests: local or ray",
+    "--ray-address": "the Ray cluster address",
+    # --- training (training.config, training.sweep) -------------------------------------------
+    "--phase": "cpr-curriculum: which phases this launch trains",
+    "--dry-run": "check the config and print the plan; train nothing",
+    "--path": "print only the path of this bundled file",
+    "--grid": "the values of a_w swept",
+    "--metric": "the validation metric that picks the best run",
+    "--keep-step-weight": "keep the config's s_w instead of 1 - a_w",
+    "--no-keep-step-weight": "keep the config's s_w instead of 1 - a_w",
+    # --- evaluator validation (validation.jobs) -----------------------------------------------
+    "--per-band": "step pairs drawn per cosine band",
+    "--bands": "cosine band edges, increasing",
+    "--pairs": "the step pairs file of validate sample-pairs",
+    "--labels": "people's labels of the step pairs",
+    "--decisions": "another matcher's decisions on the step pairs; repeatable",
+    "--encoders": "the encoders compared, NAME or LABEL=NAME each",
+    "--thresholds": "the thresholds compared",
+    "--default-encoder": "the encoder of the reference ranking",
+    "--default-threshold": "the threshold of the reference ranking",
 }
 """Every option spelling of a ``crystal`` command -> what it means (the spellings of one
 option share one text; ``--help`` is click's own)."""
@@ -132,25 +199,3 @@ HIDDEN_OPTIONS: dict[str, str] = {
 }
 """Hidden options that are not plain renames (those are command aliases): the old spelling
 -> why it is still there."""
-
-PART_B_COMMANDS: frozenset[str] = frozenset(
-    {
-        # TEMPORARY: the commands issue 23's part B converts to the grammar (configs,
-        # --config, the names above). Its helper declares their options here and empties
-        # this set; until then the grammar test does not read them.
-        "ablate",
-        "references build",
-        "references regenerate",
-        "review add-user",
-        "review export",
-        "review import",
-        "review serve",
-        "serve-rewards",
-        "train",
-        "train-recipes",
-        "train-sweep",
-        "validate agreement",
-        "validate sample-pairs",
-    }
-)
-"""Commands the grammar test leaves out for now (see the comment in the set)."""

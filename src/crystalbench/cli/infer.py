@@ -33,7 +33,7 @@ from crystalbench.cli.common import (
     handle_errors,
     leaderboard_table,
 )
-from crystalbench.cli.flags import Flag, read_ids, split_commas
+from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
 EXIT_INCOMPLETE = 1
@@ -284,28 +284,8 @@ RUN_FLAGS: tuple[Flag, ...] = (
         "Cosine threshold tau: a step pair can match when its cosine is >= tau",
         kind=float,
     ),
-    Flag(
-        "scoring.device",
-        ("--device",),
-        "Where the sentence encoder runs: cuda, cuda:1, cpu, mps",
-        metavar="DEVICE",
-        default_text="a GPU if visible, else cpu",
-        deprecated=("--encoder-device",),
-    ),
-    Flag(
-        "scoring.use_cache",
-        ("--cache/--no-cache",),
-        "Read and write the on-disk embedding cache",
-        kind=bool,
-        param_name="cache",
-    ),
-    Flag(
-        "scoring.cache_dir",
-        ("--cache-dir",),
-        "Embedding cache folder (also $CRYSTALBENCH_CACHE_DIR)",
-        metavar="FOLDER",
-        default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
-    ),
+    replace(device_flag("scoring."), deprecated=("--encoder-device",)),
+    *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
 )
 """The options of ``crystal run``: inference, then scoring (``scoring.``) and the report."""

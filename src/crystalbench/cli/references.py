@@ -1,9 +1,11 @@
 """``crystal references``: build reference chains by multi-model consensus, regenerate items.
 
-Thin shells over :func:`crystalbench.references.build_references` and
-:func:`crystalbench.references.regenerate_references`: flags become
-:class:`~crystalbench.references.ReferencesConfig` fields (a flag left out lets ``--config``
-decide; the defaults live in the config and ``settings.py``).
+Thin shells over :mod:`crystalbench.references.jobs`: the options of ``build`` are one
+:class:`~crystalbench.references.jobs.ReferencesBuild` (a
+:class:`~crystalbench.references.ReferencesConfig`, the ``--config`` file, under
+``references``, plus the endpoints given as ``NAME=URL``), those of ``regenerate`` one
+:class:`~crystalbench.references.jobs.ReferencesRegenerate`; one library call does the
+work, and this module prints.
 """
 
 from __future__ import annotations
@@ -13,49 +15,193 @@ from typing import Annotated, Any
 
 import typer
 
-from crystalbench.cli.common import console, err_console, handle_errors
-from crystalbench.settings import (
-    REFERENCES_PRECEDENCE,
-    REFERENCES_PRECEDENCE_MIN_CHAINS,
-    REFERENCES_PRECEDENCE_SHARE,
-)
+from crystalbench.cli.apps import new_app
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import Quiet, ShowProgress, console, err_console, handle_errors
+from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids
+from crystalbench.references.jobs import ReferencesBuild, ReferencesRegenerate
 
-references_app = typer.Typer(
+references_app = new_app(
     help="Build reference chains by multi-model consensus with a validator gate.",
     no_args_is_help=True,
-    add_completion=False,
 )
 
+_GENERATOR = Flag(
+    "generators",
+    ("--generator", "-g"),
+    "NAME=BASE_URL of a generator (repeat per model; NAME=URL1,URL2 or a repeated NAME for "
+    "replicas); a NAME the config lists keeps its other settings",
+    kind=list[str],
+    metavar="NAME=URL",
+    convert=lambda specs: list(specs) or None,
+    default_text="the config's (the paper's four models)",
+    param_name="generator",
+)
+_VALIDATOR = Flag(
+    "validator",
+    ("--validator",),
+    "NAME=BASE_URL of the validator",
+    metavar="NAME=URL",
+    default_text="the config's (the paper's)",
+)
+_CONCURRENCY = Flag(
+    "concurrency",
+    ("--concurrency",),
+    "Requests in flight per base URL, for every model",
+    kind=int,
+    metavar="N",
+    default_text="each model's own (8)",
+)
+_ITEMS_HELP = "Item set (`crystal data build` output) or any benchmark spec"
+_PREFLIGHT_HELP = "Check every endpoint before the first request"
 
-def _endpoint_overrides(
-    config_path: Path | None,
-    generators: list[str] | None,
-    validator: str | None,
-    concurrency: int | None,
-) -> dict[str, Any]:
-    from crystalbench.references.config import endpoints_from_flags, load_references_config
+BUILD_FLAGS: tuple[Flag, ...] = (
+    Flag("references.items", ("--items",), _ITEMS_HELP, metavar="ITEMS", default_text="none"),
+    Flag(
+        "references.ids",
+        ("--ids",),
+        "Only these item ids: comma-separated, or @FILE with one id per line",
+        convert=read_ids,
+        metavar="IDS|@FILE",
+        default_text="all",
+    ),
+    Flag(
+        "references.limit",
+        ("--limit",),
+        "Only the first N items",
+        kind=int,
+        metavar="N",
+        default_text="all",
+    ),
+    _GENERATOR,
+    _VALIDATOR,
+    Flag(
+        "references.validate_chains",
+        ("--no-validator",),
+        "Accept every consensus chain (no validator gate)",
+        kind=bool,
+        convert=lambda off: not off,
+        default_text="the gate runs",
+        param_name="no_validator",
+    ),
+    Flag(
+        "references.encoder",
+        ("--encoder",),
+        "Sentence encoder of the candidate steps (clustering)",
+        metavar="NAME",
+    ),
+    device_flag("references."),
+    *cache_flags("references."),
+    Flag("references.theta", ("--theta",), "Link steps at cosine >= theta", kind=float),
+    Flag(
+        "references.min_support",
+        ("--min-support",),
+        "Keep clusters with members from this many chains",
+        kind=int,
+    ),
+    Flag(
+        "references.max_rounds",
+        ("--max-rounds",),
+        "Rounds before an item still rejected is reported",
+        kind=int,
+    ),
+    Flag(
+        "references.samples",
+        ("--samples",),
+        "Chains per generator, item and round",
+        kind=int,
+    ),
+    Flag(
+        "references.alternatives",
+        ("--alternatives",),
+        "Keep this many distinct candidate chains as alternative references",
+        kind=int,
+    ),
+    Flag(
+        "references.precedence",
+        ("--precedence/--no-precedence",),
+        "Infer reference_precedence: steps the chains state in either order become interchangeable",
+        kind=bool,
+    ),
+    Flag(
+        "references.precedence_share",
+        ("--precedence-share",),
+        "Share of the chains holding two steps that must agree on their order for an edge, "
+        "in (0.5, 1]",
+        kind=float,
+    ),
+    Flag(
+        "references.precedence_min_chains",
+        ("--precedence-min-chains",),
+        "Chains that must hold two steps for an edge between them",
+        kind=int,
+    ),
+    Flag(
+        "references.seed",
+        ("--seed",),
+        "Base of every request's seed (recorded in config.json)",
+        kind=int,
+    ),
+    _CONCURRENCY,
+    Flag("references.engine", ("--engine",), "local (asyncio here) or ray (Ray Data)"),
+    Flag(
+        "references.ray.address",
+        ("--ray-address",),
+        "Ray cluster address (--engine ray)",
+        metavar="ADDRESS",
+        default_text="start or join a local instance",
+    ),
+    Flag("references.preflight", ("--preflight/--no-preflight",), _PREFLIGHT_HELP, kind=bool),
+)
+"""The options of ``crystal references build`` (one :class:`ReferencesBuild` field each)."""
 
-    base = load_references_config(config_path) if config_path else None
-    overrides: dict[str, Any] = {}
-    existing = list(base.generators) if base else []
-    if generators:
-        overrides["generators"] = endpoints_from_flags(generators, existing)
-    if validator:
-        known = [base.validator] if base and base.validator else []
-        overrides["validator"] = endpoints_from_flags([validator], known, what="--validator")[0]
-    if concurrency is not None:
-        gens = overrides.get("generators") or [g.model_dump() for g in existing] or None
-        if gens is None:
-            from crystalbench.references.config import ReferencesConfig
+REGENERATE_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "ids",
+        ("--ids",),
+        "Items to send back: comma-separated, or @FILE / FILE with one id per line or JSONL "
+        "with id / item_id (the review app's rejected export)",
+        metavar="IDS|@FILE",
+        required=True,
+    ),
+    Flag(
+        "items",
+        ("--items",),
+        "The item set, if it moved since the build",
+        metavar="ITEMS",
+        default_text="the build's",
+    ),
+    _GENERATOR,
+    _VALIDATOR,
+    _CONCURRENCY,
+    Flag("engine", ("--engine",), "local or ray", default_text="the build's"),
+    Flag(
+        "max_rounds",
+        ("--max-rounds",),
+        "New rounds per item",
+        kind=int,
+        default_text="the build's max_rounds",
+    ),
+    Flag(
+        "preflight",
+        ("--preflight/--no-preflight",),
+        _PREFLIGHT_HELP,
+        kind=bool,
+        default_text="the build's",
+    ),
+)
+"""The options of ``crystal references regenerate`` (one :class:`ReferencesRegenerate` field
+each)."""
 
-            gens = [g.model_dump() for g in ReferencesConfig().generators]
-        overrides["generators"] = [{**g, "concurrency": concurrency} for g in gens]
-        val = overrides.get("validator") or (
-            base.validator.model_dump() if base and base.validator else None
-        )
-        if val is not None:
-            overrides["validator"] = {**val, "concurrency": concurrency}
-    return overrides
+BuildOut = Annotated[
+    Path,
+    typer.Option("--out", "-o", metavar="FOLDER", help="Output folder (resumed if it exists)"),
+]
+
+
+def _events(progress: bool) -> Any:
+    """One line per stage on stderr, or ``None`` (``--no-progress``, ``--quiet``)."""
+    return (lambda line: err_console.print(line, highlight=False)) if progress else None
 
 
 def _print_result(result: Any) -> None:
@@ -86,162 +232,34 @@ def _print_result(result: Any) -> None:
 
 @references_app.command("build")
 @handle_errors
+@configured(
+    ReferencesBuild,
+    BUILD_FLAGS,
+    config_at="references",
+    config_help="YAML, JSON or TOML file with ReferencesConfig fields (models, prompts, "
+    "thresholds...); flags win",
+)
 def build(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (resumed if it exists)")],
-    items: Annotated[
-        str | None, typer.Option(help="Item set (`crystal data build` output) or benchmark spec")
-    ] = None,
-    generator: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--generator",
-            "-g",
-            help="NAME=BASE_URL of a generator (repeat per model; NAME=URL1,URL2 or a "
-            "repeated NAME for replicas)",
-        ),
-    ] = None,
-    validator: Annotated[str | None, typer.Option(help="NAME=BASE_URL of the validator")] = None,
-    no_validator: Annotated[
-        bool, typer.Option("--no-validator", help="Accept every consensus chain (no gate)")
-    ] = False,
-    encoder: Annotated[str | None, typer.Option(help="Step encoder for clustering")] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", help="YAML/JSON ReferencesConfig file")
-    ] = None,
-    engine: Annotated[str | None, typer.Option(help="local or ray")] = None,
-    theta: Annotated[float | None, typer.Option(help="Link steps at cosine >= theta")] = None,
-    min_support: Annotated[
-        int | None, typer.Option(help="Keep clusters with this many chains")
-    ] = None,
-    max_rounds: Annotated[
-        int | None, typer.Option(help="Rounds before an item is reported")
-    ] = None,
-    samples: Annotated[
-        int | None, typer.Option(help="Chains per generator, item and round")
-    ] = None,
-    alternatives: Annotated[
-        int | None,
-        typer.Option(help="Keep this many distinct candidate chains as alternative references"),
-    ] = None,
-    precedence: Annotated[
-        bool | None,
-        typer.Option(
-            "--precedence/--no-precedence",
-            help="Infer reference_precedence: steps the chains state in either order become "
-            f"interchangeable [default: {'on' if REFERENCES_PRECEDENCE else 'off'}]",
-            show_default=False,
-        ),
-    ] = None,
-    precedence_share: Annotated[
-        float | None,
-        typer.Option(
-            help="Share of the chains holding two steps that must agree on their order for "
-            f"an edge, in (0.5, 1] [default: {REFERENCES_PRECEDENCE_SHARE}]",
-            show_default=False,
-        ),
-    ] = None,
-    precedence_min_chains: Annotated[
-        int | None,
-        typer.Option(
-            help="Chains that must hold two steps for an edge between them "
-            f"[default: {REFERENCES_PRECEDENCE_MIN_CHAINS}]",
-            show_default=False,
-        ),
-    ] = None,
-    seed: Annotated[int | None, typer.Option(help="Base seed of every request's seed")] = None,
-    concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight per base URL (every model)")
-    ] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N items")] = None,
-    ray_address: Annotated[
-        str | None, typer.Option(help="Ray cluster address (--engine ray)")
-    ] = None,
-    preflight: Annotated[
-        bool, typer.Option("--preflight/--no-preflight", help="Check endpoints first")
-    ] = True,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines")] = False,
+    out: BuildOut, config: ReferencesBuild, progress: ShowProgress = True, quiet: Quiet = False
 ) -> None:
     """Build reference chains for an item set: generate, cluster, order, validate, repeat."""
-    from crystalbench.references import build_references, load_references_config
+    from crystalbench.references.jobs import build_from_job
 
-    overrides: dict[str, Any] = _endpoint_overrides(config, generator, validator, concurrency)
-    flags = {
-        "items": items,
-        "encoder": encoder,
-        "engine": engine,
-        "theta": theta,
-        "min_support": min_support,
-        "max_rounds": max_rounds,
-        "samples": samples,
-        "alternatives": alternatives,
-        "precedence": precedence,
-        "precedence_share": precedence_share,
-        "precedence_min_chains": precedence_min_chains,
-        "seed": seed,
-        "limit": limit,
-        "ray.address": ray_address,
-    }
-    overrides.update({k: v for k, v in flags.items() if v is not None})
-    if no_validator:
-        overrides["validate"] = False
-    if not preflight:
-        overrides["preflight"] = False
-    settings = load_references_config(config, overrides)
-    events = None if quiet else (lambda line: err_console.print(line, highlight=False))
-    result = build_references(settings, out, on_event=events)
-    _print_result(result)
+    _print_result(build_from_job(config, out, on_event=_events(progress and not quiet)))
 
 
 @references_app.command("regenerate")
 @handle_errors
+@configured(ReferencesRegenerate, REGENERATE_FLAGS)
 def regenerate(
-    ids: Annotated[
-        Path,
-        typer.Option(
-            "--ids", help="Item ids to send back: one per line, or JSONL with id / item_id"
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="The build's output folder")],
-    items: Annotated[
-        str | None, typer.Option(help="The item set, if it moved since the build")
-    ] = None,
-    generator: Annotated[
-        list[str] | None, typer.Option("--generator", "-g", help="NAME=BASE_URL (new URLs)")
-    ] = None,
-    validator: Annotated[str | None, typer.Option(help="NAME=BASE_URL (new URL)")] = None,
-    engine: Annotated[str | None, typer.Option(help="local or ray")] = None,
-    max_rounds: Annotated[int | None, typer.Option(help="New rounds per item")] = None,
-    preflight: Annotated[
-        bool, typer.Option("--preflight/--no-preflight", help="Check endpoints first")
-    ] = True,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines")] = False,
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FOLDER", help="The build's folder")],
+    config: ReferencesRegenerate,
+    progress: ShowProgress = True,
+    quiet: Quiet = False,
 ) -> None:
     """Send items back for new rounds with fresh seeds (e.g. those rejected in review)."""
-    import json
+    from crystalbench.references.jobs import regenerate_from_job
 
-    from crystalbench.references import read_ids_file, regenerate_references
-    from crystalbench.references.config import ModelEndpoint, endpoints_from_flags
-
-    stored = (
-        json.loads((out / "config.json").read_text()) if (out / "config.json").is_file() else {}
-    )
-    saved = stored.get("config", {})
-    overrides: dict[str, Any] = {}
-    if generator:
-        existing = [ModelEndpoint.model_validate(g) for g in saved.get("generators", [])]
-        overrides["generators"] = endpoints_from_flags(generator, existing)
-    if validator:
-        known = [ModelEndpoint.model_validate(saved["validator"])] if saved.get("validator") else []
-        overrides["validator"] = endpoints_from_flags([validator], known, what="--validator")[0]
-    for name, value in {"items": items, "engine": engine, "max_rounds": max_rounds}.items():
-        if value is not None:
-            overrides[name] = value
-    if not preflight:
-        overrides["preflight"] = False
-    wanted = read_ids_file(ids)
-    events = None if quiet else (lambda line: err_console.print(line, highlight=False))
-    result = regenerate_references(
-        out, wanted, overrides=overrides, source=str(ids), on_event=events
-    )
-    console.print(f"sent back {len(dict.fromkeys(wanted))} item(s)", highlight=False)
+    result, count = regenerate_from_job(config, out, on_event=_events(progress and not quiet))
+    console.print(f"sent back {count} item(s)", highlight=False)
     _print_result(result)

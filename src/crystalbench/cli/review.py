@@ -1,7 +1,10 @@
 """``crystal review``: the human review app (serve, add-user, import, export).
 
-Thin shells over :mod:`crystalbench.review`; every command opens (and migrates) the database
-named by ``--db`` (a SQLite file, default ``review.sqlite``, or a ``postgresql://`` URL).
+Thin shells over :mod:`crystalbench.review.jobs`: each command's options are one config
+(:class:`~crystalbench.review.jobs.ReviewServeConfig`, ``AddUserConfig``, ``ImportConfig``,
+``ExportConfig``), one library call does the work, and this module prints. Every command
+opens (and migrates) the database named by ``--db`` (a SQLite file, default
+``review.sqlite``, or a ``postgresql://`` URL; also ``$CRYSTALBENCH_REVIEW_DB``).
 """
 
 from __future__ import annotations
@@ -12,187 +15,178 @@ from typing import Annotated
 
 import typer
 
-from crystalbench.cli.common import PORT_RANGE, console, err_console, handle_errors
-from crystalbench.errors import InputError
-from crystalbench.settings import (
-    REVIEW_DB,
-    REVIEW_GOLD_EVERY,
-    REVIEW_HOLD_MINUTES,
-    REVIEW_HOST,
-    REVIEW_PORT,
-)
+from crystalbench.cli.apps import new_app
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import console, err_console, handle_errors
+from crystalbench.cli.flags import Flag
+from crystalbench.review.jobs import AddUserConfig, ExportConfig, ImportConfig, ReviewServeConfig
+from crystalbench.settings import REVIEW_DB_ENV
 
-review_app = typer.Typer(
+review_app = new_app(
     help="The human review app: chain review and step-pair labelling, with several "
     "annotators, adjudication and an audit log.",
     no_args_is_help=True,
-    add_completion=False,
 )
 
-DbOption = Annotated[
-    str,
-    typer.Option(
-        "--db",
-        help="SQLite file (created if missing) or postgresql://user:password@host/name",
-        envvar="CRYSTALBENCH_REVIEW_DB",
+_DB = Flag(
+    "db",
+    ("--db",),
+    f"SQLite file (created if missing) or postgresql://user:password@host/name (also "
+    f"${REVIEW_DB_ENV})",
+    metavar="DATABASE",
+)
+
+SERVE_FLAGS: tuple[Flag, ...] = (
+    _DB,
+    Flag("host", ("--host",), "Address to bind; anything but loopback prints a warning"),
+    Flag("port", ("--port",), "TCP port (0: any free one)", kind=int),
+    Flag(
+        "hold_minutes",
+        ("--hold-minutes",),
+        "How long a task handed out stays reserved",
+        kind=float,
+        metavar="MINUTES",
     ),
-]
+    Flag(
+        "gold_every",
+        ("--gold-every",),
+        "Serve one gold task in every N while unseen ones remain (0: off)",
+        kind=int,
+        metavar="N",
+    ),
+    Flag(
+        "secure_cookies",
+        ("--secure-cookies/--no-secure-cookies",),
+        "Mark cookies Secure (when a TLS proxy is in front)",
+        kind=bool,
+    ),
+    Flag(
+        "show_names",
+        ("--show-names/--no-show-names",),
+        "Show annotators' names to adjudicators (blind by default)",
+        kind=bool,
+    ),
+    Flag(
+        "durable",
+        ("--durable/--no-durable",),
+        "SQLite: fsync every commit, so not even a power cut loses a label",
+        kind=bool,
+    ),
+    Flag("verbose", ("--verbose/--no-verbose",), "Log every request", kind=bool),
+)
+"""The options of ``crystal review serve`` (one :class:`ReviewServeConfig` field each)."""
+
+ADD_USER_FLAGS: tuple[Flag, ...] = (
+    Flag("name", ("NAME",), "Login name", argument=True, required=True),
+    Flag(
+        "role",
+        ("--role",),
+        "annotator, adjudicator or admin",
+        metavar="[annotator|adjudicator|admin]",
+    ),
+    Flag(
+        "password_file",
+        ("--password-file",),
+        "Read the password from this file's first line",
+        metavar="FILE",
+        default_text="asked at the terminal",
+    ),
+    Flag(
+        "update",
+        ("--update/--no-update",),
+        "Change the role and password of an existing user",
+        kind=bool,
+    ),
+    _DB,
+)
+"""The options of ``crystal review add-user`` (one :class:`AddUserConfig` field each)."""
+
+IMPORT_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "source",
+        ("SOURCE",),
+        "A references output folder (or its benchmark.jsonl), or a step-pair file (.jsonl or .csv)",
+        argument=True,
+        required=True,
+    ),
+    _DB,
+    Flag(
+        "benchmark",
+        ("--benchmark", "-b"),
+        "For a pair file: the benchmark holding the items (sample, a folder or a file)",
+        metavar="BENCHMARK",
+        default_text="none",
+    ),
+    Flag(
+        "annotators",
+        ("--annotators",),
+        "Annotators per task",
+        kind=int,
+        metavar="N",
+        default_text="1 for chains, 2 for pairs",
+    ),
+    Flag(
+        "image_root",
+        ("--image-root",),
+        "A folder item images may lie in besides the benchmark's own folder",
+        metavar="FOLDER",
+        default_text="none",
+    ),
+)
+"""The options of ``crystal review import`` (one :class:`ImportConfig` field each)."""
+
+EXPORT_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "kind",
+        ("--kind",),
+        "What to export: chains, rejected, pairs or audit",
+        metavar="[chains|rejected|pairs|audit]",
+        required=True,
+    ),
+    _DB,
+)
+"""The options of ``crystal review export`` (one :class:`ExportConfig` field each)."""
 
 
 @review_app.command("serve")
 @handle_errors
-def serve_command(
-    db: DbOption = REVIEW_DB,
-    host: Annotated[
-        str, typer.Option(help="Address to bind; anything but loopback prints a warning")
-    ] = REVIEW_HOST,
-    port: Annotated[int, typer.Option(help="Port (0: any free one)", **PORT_RANGE)] = REVIEW_PORT,
-    hold_minutes: Annotated[
-        float, typer.Option(help="How long a task handed out stays reserved")
-    ] = REVIEW_HOLD_MINUTES,
-    gold_every: Annotated[
-        int, typer.Option(help="Serve one gold task in every N while unseen ones remain (0: off)")
-    ] = REVIEW_GOLD_EVERY,
-    secure_cookies: Annotated[
-        bool, typer.Option(help="Mark cookies Secure (when a TLS proxy is in front)")
-    ] = False,
-    show_names: Annotated[
-        bool, typer.Option(help="Show annotators' names to adjudicators (blind by default)")
-    ] = False,
-    durable: Annotated[
-        bool,
-        typer.Option(
-            help="SQLite: fsync every commit (synchronous=FULL), so not even a power cut "
-            "loses a label (an app crash never does)"
-        ),
-    ] = False,
-    verbose: Annotated[bool, typer.Option(help="Log every request")] = False,
-) -> None:
+@configured(ReviewServeConfig, SERVE_FLAGS)
+def serve_command(config: ReviewServeConfig) -> None:
     """Run the review app (http://127.0.0.1:8420 by default) until Ctrl-C."""
-    from crystalbench.review.app import serve
-    from crystalbench.review.db import describe_url, open_database
-    from crystalbench.review.settings import ReviewSettings
+    from crystalbench.review.jobs import serve_review
 
-    if hold_minutes <= 0:
-        raise InputError("must be positive", field="--hold-minutes")
-    if gold_every < 0:
-        raise InputError("must be 0 or more", field="--gold-every")
-    database = open_database(db, durable=durable)
-    settings = ReviewSettings(
-        hold_minutes=hold_minutes,
-        gold_every=gold_every,
-        secure_cookies=secure_cookies,
-        show_names_to_adjudicators=show_names,
-    )
-    _warn_without_users(database)
-
-    def ready(bound_host: str, bound_port: int) -> None:
-        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    def ready(host: str, port: int, database: str) -> None:
+        shown = f"[{host}]" if ":" in host else host
         err_console.print(
-            f"review app on http://{shown}:{bound_port}  (database {describe_url(database.url)}; "
-            "Ctrl-C stops it)",
+            f"review app on http://{shown}:{port}  (database {database}; Ctrl-C stops it)",
             highlight=False,
         )
 
-    try:
-        serve(database, host=host, port=port, settings=settings, verbose=verbose, ready=ready)
-    except OSError as exc:
-        raise InputError(f"cannot listen on {host}:{port} ({exc})", field="--host") from None
-    finally:
-        database.dispose()
-
-
-def _warn_without_users(database: object) -> None:
-    from sqlalchemy import func, select
-
-    from crystalbench.review.models import User
-
-    with database.read() as session:  # type: ignore[attr-defined]
-        count = session.execute(select(func.count()).select_from(User)).scalar_one()
-    if not count:
-        err_console.print(
-            "no users yet: add one with `crystal review add-user NAME --role admin`",
-            highlight=False,
-        )
+    serve_review(config, ready=ready, on_note=lambda line: err_console.print(line, highlight=False))
 
 
 @review_app.command("add-user")
 @handle_errors
-def add_user_command(
-    name: Annotated[str, typer.Argument(help="Login name")],
-    role: Annotated[str, typer.Option(help="annotator, adjudicator or admin")] = "annotator",
-    password_file: Annotated[
-        Path | None,
-        typer.Option(help="Read the password from this file's first line (else asked)"),
-    ] = None,
-    update: Annotated[
-        bool, typer.Option(help="Change the role and password of an existing user")
-    ] = False,
-    db: DbOption = REVIEW_DB,
-) -> None:
+@configured(AddUserConfig, ADD_USER_FLAGS)
+def add_user_command(config: AddUserConfig) -> None:
     """Add a user (annotator, adjudicator or admin); the password is stored as an argon2 hash."""
-    from crystalbench.review import audit
-    from crystalbench.review.auth import add_user, check_name, check_password
-    from crystalbench.review.db import open_database
+    from crystalbench.review.jobs import add_review_user
 
-    check_name(name)
-    if password_file is not None:
-        try:
-            lines = password_file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the password ({exc})", path=password_file) from None
-        password = lines[0] if lines else ""
-    elif sys.stdin.isatty():
-        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
-    else:
-        raise InputError(
-            "no terminal to ask the password at: pass --password-file", field="--password-file"
-        )
-    check_password(password)
-    database = open_database(db)
-    try:
-        add_user(database, name, role, password, update=update, actor=audit.cli_actor())
-    finally:
-        database.dispose()
-    console.print(f"{'updated' if update else 'added'} {role} {name}", highlight=False)
+    def ask() -> str:
+        return str(typer.prompt("Password", hide_input=True, confirmation_prompt=True))
+
+    done = add_review_user(config, ask if sys.stdin.isatty() else None)
+    console.print(done, highlight=False)
 
 
 @review_app.command("import")
 @handle_errors
-def import_command(
-    source: Annotated[
-        Path,
-        typer.Argument(
-            help="A references output folder (or its benchmark.jsonl), "
-            "or a step-pair file (.jsonl or .csv)"
-        ),
-    ],
-    db: DbOption = REVIEW_DB,
-    benchmark: Annotated[
-        str | None,
-        typer.Option(
-            help="For a pair file: the benchmark (file, folder or 'sample') holding the items"
-        ),
-    ] = None,
-    annotators: Annotated[
-        int | None,
-        typer.Option(help="Annotators per task (default 1 for chains, 2 for pairs)"),
-    ] = None,
-    image_root: Annotated[
-        Path | None, typer.Option(help="Another folder the items' images may lie under")
-    ] = None,
-) -> None:
+@configured(ImportConfig, IMPORT_FLAGS)
+def import_command(config: ImportConfig) -> None:
     """Import reference chains (to review) or step pairs (to label)."""
-    from crystalbench.review.db import open_database
-    from crystalbench.review.importing import import_path
+    from crystalbench.review.jobs import import_into_review
 
-    database = open_database(db)
-    try:
-        summary = import_path(
-            database, source, benchmark=benchmark, annotators=annotators, image_root=image_root
-        )
-    finally:
-        database.dispose()
+    summary = import_into_review(config)
     what = "chains" if summary.kind == "chain" else "pairs"
     console.print(
         f"imported {summary.added} {what} ({summary.gold} gold) from {summary.source}; "
@@ -203,18 +197,13 @@ def import_command(
 
 @review_app.command("export")
 @handle_errors
+@configured(ExportConfig, EXPORT_FLAGS)
 def export_command(
-    kind: Annotated[str, typer.Option(help="chains, rejected, pairs or audit")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="File to write")],
-    db: DbOption = REVIEW_DB,
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE", help="File to write")],
+    config: ExportConfig,
 ) -> None:
     """Export final verdicts and labels (every individual label kept) or the audit log."""
-    from crystalbench.review.db import open_database
-    from crystalbench.review.exporting import export_file
+    from crystalbench.review.jobs import export_review
 
-    database = open_database(db)
-    try:
-        count = export_file(database, kind, out)
-    finally:
-        database.dispose()
+    count = export_review(config, out)
     console.print(f"wrote {count} lines to {out}", highlight=False)

@@ -1,161 +1,151 @@
-"""``crystal serve-rewards``: the CRYSTAL reward server shared by trainer ranks."""
+"""``crystal serve-rewards``: the CRYSTAL reward server shared by trainer ranks.
+
+The options are :data:`SERVE_REWARDS_FLAGS` (one
+:class:`~crystalbench.rewards.server_config.RewardServerConfig`); the work is
+:func:`crystalbench.rewards.server_config.serve_rewards`; this module prints.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Any
 
 import typer
 
-from crystalbench.cli.common import PORT_RANGE, err_console, handle_errors
-from crystalbench.defaults import ENCODER, TAU, CompatMode
-from crystalbench.settings import (
-    REWARD_SERVER_IDLE_TIMEOUT_S,
-    REWARD_SERVER_MAX_BODY_BYTES,
-    REWARD_SERVER_MAX_CONNECTIONS,
-    REWARD_SERVER_MAX_ROWS,
-    REWARD_SERVER_MAX_WAIT_MS,
-    REWARD_SERVER_TOKEN_ENV,
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import err_console, handle_errors
+from crystalbench.cli.flags import Flag, cache_flags, device_flag
+from crystalbench.rewards.server_config import RewardServerConfig
+from crystalbench.settings import REWARD_SERVER_MAX_BODY_BYTES, REWARD_SERVER_TOKEN_ENV
+
+_MIB = 1024 * 1024
+
+SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "encoder",
+        ("--encoder",),
+        "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
+        metavar="NAME",
+    ),
+    device_flag(),
+    Flag(
+        "backend",
+        ("--backend",),
+        "How the encoder runs: auto (ONNX Runtime on a CPU, torch on a GPU), torch, onnx "
+        "or onnx-int8",
+    ),
+    Flag("dtype", ("--dtype",), "Encoder precision: float32 (the evaluation's numbers) or float16"),
+    Flag(
+        "batch_size",
+        ("--batch-size",),
+        "Sentences per forward pass of the encoder",
+        kind=int,
+        metavar="N",
+        default_text="64 on a CPU, 256 on a GPU",
+    ),
+    *cache_flags(what="embedding cache (reference steps)"),
+    Flag(
+        "threshold",
+        ("--threshold", "--tau"),
+        "Cosine threshold tau: a step pair can match when its cosine is >= tau",
+        kind=float,
+    ),
+    Flag("compat", ("--compat",), "Step rules: none (the paper) or crystal-metrics-0.2"),
+    Flag(
+        "kind",
+        ("--reward-kind",),
+        "Reward kind of POST /v1/rewards when a request names none",
+        deprecated=("--kind",),
+        param_name="reward_kind",
+    ),
+    Flag(
+        "format_rules.allow_think",
+        ("--allow-think/--no-think",),
+        "Tolerate one leading <think>...</think> block",
+        kind=bool,
+    ),
+    Flag(
+        "format_rules.max_chars",
+        ("--max-chars",),
+        "Longest completion parsed, in characters",
+        kind=int,
+    ),
+    Flag("format_rules.max_steps", ("--max-steps",), "Most reasoning steps accepted", kind=int),
+    Flag(
+        "warm",
+        ("--warm",),
+        "A benchmark whose reference steps are embedded at start-up",
+        metavar="BENCHMARK",
+        default_text="none",
+    ),
+    Flag(
+        "host",
+        ("--host",),
+        "Interface to bind (0.0.0.0: other machines too; give a --token then)",
+        metavar="HOST",
+    ),
+    Flag("port", ("--port",), "TCP port (0 picks a free one)", kind=int),
+    Flag(
+        "token",
+        ("--token",),
+        f"Bearer token every request must carry (prefer ${REWARD_SERVER_TOKEN_ENV}: a "
+        "command line is visible to other users)",
+        metavar="TOKEN",
+        default_text=f"${REWARD_SERVER_TOKEN_ENV}, else none",
+    ),
+    Flag(
+        "limits.max_body_bytes",
+        ("--max-body-mb",),
+        "Largest request body in MiB; 413 above",
+        kind=float,
+        metavar="MIB",
+        convert=lambda mib: int(mib * _MIB),
+        default_text=f"{REWARD_SERVER_MAX_BODY_BYTES / _MIB:g}",
+        param_name="max_body_mb",
+    ),
+    Flag("limits.max_rows", ("--max-rows",), "Most completions per request; 413 above", kind=int),
+    Flag(
+        "limits.max_wait_ms",
+        ("--max-wait-ms",),
+        "Wait this long for concurrent requests to join one encoder pass",
+        kind=float,
+        metavar="MS",
+    ),
+    Flag(
+        "limits.max_connections",
+        ("--max-connections",),
+        "Open connections beyond which new requests get 503 (clients retry)",
+        kind=int,
+    ),
+    Flag(
+        "limits.idle_timeout_s",
+        ("--idle-timeout",),
+        "Close a connection silent for this many seconds",
+        kind=float,
+        metavar="SECONDS",
+        param_name="idle_timeout",
+    ),
+    Flag("verbose", ("--verbose/--no-verbose",), "Log every request", kind=bool),
 )
+"""The options of ``crystal serve-rewards`` (one :class:`RewardServerConfig` field each)."""
 
 
 @handle_errors
-def serve_rewards(
-    encoder: Annotated[
-        str,
-        typer.Option(help="Sentence encoder: hub name, folder, minilm-offline or hash"),
-    ] = ENCODER,
-    host: Annotated[
-        str, typer.Option(help="Interface to bind (0.0.0.0 to serve other machines)")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port (0 picks a free one)", **PORT_RANGE)] = 8765,
-    threshold: Annotated[
-        float, typer.Option("--threshold", "--tau", help="Step-matching cosine threshold tau")
-    ] = TAU,
-    compat: Annotated[
-        str, typer.Option(help="Matching rules: none (paper) or crystal-metrics-0.2")
-    ] = "none",
-    kind: Annotated[
-        str, typer.Option(help="Reward kind of POST /v1/rewards when a request names none")
-    ] = "cpr",
-    device: Annotated[
-        str | None, typer.Option(help="Encoder device (cuda:0, cpu...); automatic when unset")
-    ] = None,
-    dtype: Annotated[str, typer.Option(help="float32 (evaluation numbers) or float16")] = (
-        "float32"
-    ),
-    batch_size: Annotated[
-        int | None, typer.Option(help="Sentences per forward pass (64 on CPU, 256 on GPU)")
-    ] = None,
-    allow_think: Annotated[
-        bool,
-        typer.Option(
-            "--allow-think/--no-think", help="Tolerate one leading <think>...</think> block"
-        ),
-    ] = False,
-    max_chars: Annotated[int, typer.Option(help="Longest completion parsed (characters)")] = (
-        16_000
-    ),
-    max_steps: Annotated[int, typer.Option(help="Most reasoning steps accepted")] = 64,
-    max_body_mb: Annotated[float, typer.Option(help="Largest request body (MiB); 413 above")] = (
-        REWARD_SERVER_MAX_BODY_BYTES / (1024 * 1024)
-    ),
-    max_rows: Annotated[int, typer.Option(help="Most completions per request; 413 above")] = (
-        REWARD_SERVER_MAX_ROWS
-    ),
-    max_wait_ms: Annotated[
-        float, typer.Option(help="Wait for concurrent requests to join one encoder pass")
-    ] = REWARD_SERVER_MAX_WAIT_MS,
-    max_connections: Annotated[
-        int, typer.Option(help="Open connections beyond which new requests get 503 (retried)")
-    ] = REWARD_SERVER_MAX_CONNECTIONS,
-    idle_timeout: Annotated[
-        float, typer.Option(help="Close a connection silent for this many seconds")
-    ] = REWARD_SERVER_IDLE_TIMEOUT_S,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            envvar=REWARD_SERVER_TOKEN_ENV,
-            show_envvar=True,
-            help="Bearer token every request must carry (prefer the environment variable: "
-            "a command line is visible to other users)",
-        ),
-    ] = None,
-    cache_dir: Annotated[
-        Path | None, typer.Option(help="Folder of the on-disk reference-embedding cache")
-    ] = None,
-    use_cache: Annotated[
-        bool, typer.Option("--cache/--no-cache", help="Keep reference embeddings on disk")
-    ] = True,
-    warm: Annotated[
-        str | None,
-        typer.Option(help="Benchmark spec whose reference steps are embedded at start-up"),
-    ] = None,
-    verbose: Annotated[bool, typer.Option(help="Log every request")] = False,
-) -> None:
+@configured(RewardServerConfig, SERVE_REWARDS_FLAGS)
+def serve_rewards(config: RewardServerConfig) -> None:
     """Serve CRYSTAL rewards over HTTP for several trainer ranks (docs/rewards.md).
 
     Ranks point at it with RemoteRewardScorer(url) (TRL) or CRYSTAL_REWARD_SERVER=url
     (verl, EasyR1). Concurrent batches are coalesced into one encoder pass. Listens on
     loopback unless --host says otherwise; give a --token when it does.
     """
-    from crystalbench.compat.matching import match_rules
-    from crystalbench.paths import default_cache_dir
-    from crystalbench.rewards.encoder_loading import load_reward_encoder
-    from crystalbench.rewards.scorer import RewardScorer
-    from crystalbench.rewards.server import RewardServer, ServerLimits, configure_logging
-    from crystalbench.rewards.types import REWARD_KINDS, FormatRules
+    from crystalbench.rewards.server_config import serve_rewards as serve
 
-    if kind not in REWARD_KINDS:
-        from crystalbench.errors import UnknownNameError
-
-        raise UnknownNameError("reward kind", kind, REWARD_KINDS)
-    match_rules(compat)  # unknown modes fail now, not in the worker
-    rules = FormatRules(allow_think=allow_think, max_chars=max_chars, max_steps=max_steps)
-    limits = ServerLimits(
-        max_body_bytes=int(max_body_mb * 1024 * 1024),
-        max_rows=max_rows,
-        max_wait_ms=max_wait_ms,
-        max_connections=max_connections,
-        idle_timeout_s=idle_timeout,
-    )
-    store_path = None
-    if use_cache and encoder != "hash":
-        store_path = (cache_dir or default_cache_dir()) / "embeddings.sqlite"
-
-    def build() -> RewardScorer:
-        scorer = RewardScorer(
-            load_reward_encoder(encoder, device=device, dtype=dtype, batch_size=batch_size),
-            kind=kind,  # type: ignore[arg-type]
-            tau=threshold,
-            compat=None if compat == "none" else cast(CompatMode, compat),
-            format_rules=rules,
-            store=store_path,
-        )
-        if warm:
-            from crystalbench.data.loading import load_benchmark
-
-            count = scorer.warm(load_benchmark(warm).items)
-            err_console.print(f"embedded {count} reference steps of {warm}")
-        return scorer
-
-    configure_logging(verbose)
-    try:
-        server = RewardServer(
-            build, host=host, port=port, limits=limits, token=token or None, verbose=verbose
-        )
-    except OSError as exc:
-        from crystalbench.errors import InputError
-
-        raise InputError(f"cannot listen on {host}:{port}: {exc}") from None
-
-    def ready(srv: Any) -> None:
-        config = srv.scorer.config_record()
+    def ready(server: Any) -> None:
+        record = server.scorer.config_record()
         typer.echo(
-            f"crystal serve-rewards: listening on {srv.url} "
-            f"(encoder {config['encoder_identity']}, tau {config['tau']}"
-            + (", bearer token required)" if token else ")")
+            f"crystal serve-rewards: listening on {server.url} "
+            f"(encoder {record['encoder_identity']}, tau {record['tau']}"
+            + (", bearer token required)" if config.token else ")")
         )
 
-    err_console.print(f"loading encoder {encoder} ...")
-    server.serve_forever(on_ready=ready)
+    serve(config, on_ready=ready, on_note=lambda line: err_console.print(line, highlight=False))

@@ -9,7 +9,7 @@ them typer options (:func:`crystalbench.cli.binding.configured`).
 
 from __future__ import annotations
 
-from crystalbench.cli.flags import Flag, read_ids, split_commas
+from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
 
 SCORE_CONFIG_AT = "scoring"
 """Where ``crystal score --config FILE`` puts the file's fields: ``ScoreJob.scoring`` (a
@@ -139,27 +139,8 @@ SCORE_FLAGS: tuple[Flag, ...] = (
         "Skip and count bad records and unknown ids instead of failing",
         kind=bool,
     ),
-    Flag(
-        "scoring.use_cache",
-        ("--cache/--no-cache",),
-        "Read and write the on-disk embedding cache",
-        kind=bool,
-        param_name="cache",
-    ),
-    Flag(
-        "scoring.cache_dir",
-        ("--cache-dir",),
-        "Embedding cache folder (also $CRYSTALBENCH_CACHE_DIR)",
-        metavar="FOLDER",
-        default_text="$CRYSTALBENCH_CACHE_DIR, else ~/.cache/crystalbench",
-    ),
-    Flag(
-        "scoring.device",
-        ("--device",),
-        "Where the encoder runs: cuda, cuda:1, cpu, mps",
-        metavar="DEVICE",
-        default_text="a GPU if visible, else cpu",
-    ),
+    *cache_flags("scoring."),
+    device_flag("scoring."),
     Flag(
         "scoring.backend",
         ("--backend",),

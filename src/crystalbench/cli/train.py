@@ -1,40 +1,63 @@
 """``crystal train``, ``crystal train-sweep`` and ``crystal train-recipes``.
 
-Thin shells over :mod:`crystalbench.training`; torch, TRL and transformers are imported only
-inside the commands that train.
+Thin shells over :mod:`crystalbench.training`: ``train`` builds one
+:class:`~crystalbench.training.config.TrainConfig` (``--config FILE`` or ``recipe:NAME``,
+``--set KEY=VALUE``, ``--out``, ``--seed``), ``train-sweep`` one
+:class:`~crystalbench.training.sweep.SweepConfig` (the same, under ``train``, plus the
+grid); torch, TRL and transformers are imported only inside the commands that train.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, Optional
 
 import typer
-import yaml
 
+from crystalbench.cli.binding import configured
 from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
-from crystalbench.errors import InputError
+from crystalbench.cli.flags import Flag
+from crystalbench.training.config import TrainConfig, resolve_recipe_path
+from crystalbench.training.sweep import SweepConfig
 
-SetOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set",
-        help="Override a config value: dotted.key=value (YAML value), e.g. grpo.max_steps=20",
+
+def _train_flags(at: str = "") -> tuple[Flag, ...]:
+    return (
+        Flag(
+            f"{at}output_dir",
+            ("--out", "-o"),
+            "Run folder: checkpoints, logs, the resolved config",
+            metavar="FOLDER",
+            default_text="the config's output_dir",
+            deprecated=("--output-dir",),
+            param_name="out",
+        ),
+        Flag(
+            f"{at}seed",
+            ("--seed",),
+            "Seed of sampling, shuffling, the validation split and the curriculum",
+            kind=int,
+            default_text="the config's (42)",
+        ),
+    )
+
+
+_CONFIG_HELP = "Training YAML, or recipe:NAME for a bundled one (crystal train-recipes)"
+
+SWEEP_FLAGS: tuple[Flag, ...] = (
+    Flag("grid", ("--grid",), "Comma-separated values of a_w (s_w = 1 - a_w)", metavar="VALUES"),
+    Flag("metric", ("--metric",), "Validation metric that picks the best a_w", metavar="METRIC"),
+    Flag(
+        "keep_step_weight",
+        ("--keep-step-weight/--no-keep-step-weight",),
+        "Keep the config's s_w instead of 1 - a_w",
+        kind=bool,
     ),
-]
+    *_train_flags("train."),
+)
+"""The options of ``crystal train-sweep`` (one :class:`SweepConfig` field each)."""
 
 
-def _overrides(pairs: list[str] | None) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InputError(f"--set expects key=value, got {pair!r}", field="--set")
-        found[key.strip()] = yaml.safe_load(value)
-    return found
-
-
-def _print_plan(config: Any) -> None:
+def _print_plan(config: TrainConfig) -> None:
     from rich.table import Table
 
     from crystalbench.training.config import phase_plans
@@ -50,44 +73,7 @@ def _print_plan(config: Any) -> None:
     console.print(table)
 
 
-@handle_errors
-def train(
-    config: Annotated[
-        str, typer.Option("--config", "-c", help="Training YAML, or recipe:NAME for a bundled one")
-    ],
-    set_values: SetOption = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Validate the config, print the phases, stop")
-    ] = False,
-    output_dir: Annotated[
-        str | None, typer.Option("--output-dir", "-o", help="Override output_dir")
-    ] = None,
-    phase: Annotated[
-        str,
-        typer.Option(
-            help="cpr-curriculum: all, phase1, or phase2 (hands over from OUTPUT_DIR/phase1; "
-            "run phases as separate launches to release vLLM engines in between)"
-        ),
-    ] = "all",
-) -> None:
-    """Train a policy with GRPO: answer-only, composite, cpr or cpr-curriculum.
-
-    On several GPUs, launch through accelerate with a bundled accelerate config (paths from
-    `crystal train-recipes`); docs/training.md has the commands.
-    """
-    from crystalbench.training.config import load_train_config
-
-    overrides = _overrides(set_values)
-    if output_dir is not None:
-        overrides["output_dir"] = output_dir
-    loaded = load_train_config(config, overrides)
-    _print_plan(loaded)
-    if dry_run:
-        return
-    from crystalbench.training.runner import run_training
-
-    with progress_hook() as hook:
-        result = run_training(loaded, progress=hook, phases=phase)
+def _print_training(result: Any) -> None:
     if result.data.leakage is not None:
         err_console.print(
             f"leakage check against {result.data.leakage.benchmark}: "
@@ -103,69 +89,83 @@ def train(
 
 
 @handle_errors
+@configured(
+    TrainConfig,
+    _train_flags(),
+    config_help=_CONFIG_HELP,
+    config_file=lambda text: resolve_recipe_path(text),
+    config_required=True,
+    set_option=True,
+)
+def train(
+    config: TrainConfig,
+    phase: Annotated[
+        Literal["all", "phase1", "phase2"],
+        typer.Option(
+            help="cpr-curriculum: all, phase1, or phase2 (hands over from OUT/phase1; run "
+            "phases as separate launches to release vLLM engines in between)"
+        ),
+    ] = "all",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check the config, print the phases, stop")
+    ] = False,
+) -> None:
+    """Train a policy with GRPO: answer-only, composite, cpr or cpr-curriculum.
+
+    On several GPUs, launch through accelerate with a bundled accelerate config (paths from
+    `crystal train-recipes`); docs/training.md has the commands.
+    """
+    _print_plan(config)
+    if dry_run:
+        return
+    from crystalbench.training.runner import run_training
+
+    with progress_hook() as hook:
+        _print_training(run_training(config, progress=hook, phases=phase))
+
+
+@handle_errors
 def train_recipes(
     path: Annotated[
-        str | None,
-        typer.Option("--path", help="Print only the absolute path of this bundled file"),
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--path",
+            metavar="FILE",
+            help="Print only the absolute path of this bundled file (e.g. launch/ds_zero3.json)",
+            show_default="list them all",
+        ),
     ] = None,
 ) -> None:
     """List the bundled training recipes (--config recipe:NAME) and launcher configs."""
-    from crystalbench.training.config import RECIPES_DIR
+    from crystalbench.training.config import bundled_file, bundled_recipes
 
     if path is not None:
-        target = (RECIPES_DIR / path).resolve()
-        if not target.is_file() or RECIPES_DIR.resolve() not in target.parents:
-            known = sorted(
-                str(p.relative_to(RECIPES_DIR)) for p in RECIPES_DIR.rglob("*") if p.is_file()
-            )
-            from crystalbench.errors import UnknownNameError
-
-            raise UnknownNameError("bundled recipe file", path, known)
-        typer.echo(str(target))
+        typer.echo(str(bundled_file(path)))
         return
+    recipes, launchers = bundled_recipes()
     console.print("training recipes (crystal train --config recipe:NAME):")
-    for recipe in sorted(RECIPES_DIR.glob("*.yaml")):
+    for recipe in recipes:
         console.print(f"  recipe:{recipe.stem:40s} {recipe}", highlight=False)
     console.print("launcher configs (accelerate --config_file, grpo.deepspeed):")
-    for launcher in sorted((RECIPES_DIR / "launch").glob("*")):
+    for launcher in launchers:
         console.print(f"  launch/{launcher.name:40s} {launcher}", highlight=False)
 
 
 @handle_errors
-def train_sweep(
-    config: Annotated[
-        str, typer.Option("--config", "-c", help="Base training YAML (cpr or cpr-curriculum)")
-    ],
-    grid: Annotated[
-        str, typer.Option(help="Comma-separated values of a_w (s_w = 1 - a_w)")
-    ] = "0.5,0.55,0.6,0.65,0.7,0.75,0.8",
-    metric: Annotated[
-        str,
-        typer.Option(help="Validation metric that picks the best a_w (harmonic, accuracy...)"),
-    ] = "harmonic",
-    keep_step_weight: Annotated[
-        bool, typer.Option("--keep-step-weight", help="Keep the config's s_w instead of 1 - a_w")
-    ] = False,
-    set_values: SetOption = None,
-    output_dir: Annotated[
-        str | None, typer.Option("--output-dir", "-o", help="Override output_dir")
-    ] = None,
-) -> None:
+@configured(
+    SweepConfig,
+    SWEEP_FLAGS,
+    config_at="train",
+    config_help="Base training YAML (cpr or cpr-curriculum), or recipe:NAME",
+    config_file=lambda text: resolve_recipe_path(text),
+    config_required=True,
+    set_option=True,
+)
+def train_sweep(config: SweepConfig) -> None:
     """Sweep CPR's answer weight a_w, judged on the held-out 15% validation split."""
-    from crystalbench.training.config import load_train_config
+    from pathlib import Path
 
-    try:
-        values = [float(v) for v in grid.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"--grid must be comma-separated numbers, got {grid!r}") from None
-    overrides = _overrides(set_values)
-    if output_dir is not None:
-        overrides["output_dir"] = output_dir
-    loaded = load_train_config(config, overrides)
-    from crystalbench.training.sweep import run_sweep
+    from crystalbench.training.sweep import render_sweep, run_sweep_config
 
-    report = run_sweep(loaded, values, metric=metric, keep_step_weight=keep_step_weight)
-    from crystalbench.training.sweep import render_sweep
-
-    console.print(render_sweep(report))
-    console.print(f"results: {Path(loaded.output_dir) / 'sweep.jsonl'}")
+    console.print(render_sweep(run_sweep_config(config)))
+    console.print(f"results: {Path(config.train.output_dir) / 'sweep.jsonl'}")

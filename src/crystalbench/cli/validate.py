@@ -1,66 +1,185 @@
-"""``crystal validate`` (sample-pairs, agreement) and ``crystal ablate``: check the evaluator."""
+"""``crystal validate``: check the evaluator against people (sample-pairs, agreement) and
+against other encoders and thresholds (ablate).
+
+Thin shells over :mod:`crystalbench.validation.jobs`: each command's options are one config
+(:class:`~crystalbench.validation.jobs.SamplePairsConfig`, ``AgreementConfig``,
+``AblationConfig``), one library call does the work, and this module prints. The old
+top-level ``crystal ablate`` is a hidden alias of ``crystal validate ablate``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
-from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
-from crystalbench.settings import (
-    ABLATION_THRESHOLDS,
-    VALIDATION_BOOTSTRAP_RESAMPLES,
-    VALIDATION_CONFIDENCE,
-    VALIDATION_PAIRS_PER_BAND,
-    VALIDATION_SEED,
+from crystalbench.cli.apps import deprecated_command, new_app
+from crystalbench.cli.binding import configured
+from crystalbench.cli.common import (
+    EXIT_INPUT,
+    Quiet,
+    ShowProgress,
+    console,
+    err_console,
+    handle_errors,
+    progress_hook,
 )
+from crystalbench.cli.flags import Flag, cache_flags, device_flag
+from crystalbench.cli.score_options import SCORE_FLAGS
+from crystalbench.validation.jobs import AblationConfig, AgreementConfig, SamplePairsConfig
 
-validate_app = typer.Typer(
-    help="Validate the evaluator against people: draw step pairs, then measure agreement.",
+validate_app = new_app(
+    help="Validate the evaluator: draw step pairs for people, measure agreement, and ablate "
+    "encoders and thresholds.",
     no_args_is_help=True,
 )
 
-_BANDS = ",".join(f"{edge:g}" for edge in VALIDATION_BAND_EDGES)
-_THRESHOLDS = ",".join(f"{tau:g}" for tau in ABLATION_THRESHOLDS)
+_BANDS = Flag("bands", ("--bands",), "Cosine band edges, increasing", metavar="EDGES")
+_SEED = Flag("seed", ("--seed",), "Seed of every random choice (recorded)", kind=int)
+_CACHE, _CACHE_DIR = cache_flags(what="cache (embeddings; the judge matcher's verdicts)")
+_DEVICE = device_flag(what="an encoder that has to be loaded")
 
+SAMPLE_PAIRS_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "results",
+        ("RESULTS",),
+        "Results folders of `crystal score` (one per model)",
+        kind=list[str],
+        argument=True,
+        required=True,
+    ),
+    Flag("per_band", ("--per-band",), "Pairs drawn per cosine band", kind=int, metavar="N"),
+    _BANDS,
+    _SEED,
+    _CACHE,
+    _CACHE_DIR,
+    _DEVICE,
+)
+"""The options of ``crystal validate sample-pairs`` (one :class:`SamplePairsConfig` field
+each)."""
 
-def _store(cache_dir: Path | None, no_cache: bool) -> Any:
-    from crystalbench.encoders import EmbeddingStore
+AGREEMENT_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "pairs",
+        ("--pairs",),
+        "The pairs file of sample-pairs (JSONL or .csv)",
+        metavar="FILE",
+        required=True,
+    ),
+    Flag(
+        "labels",
+        ("--labels",),
+        "The review app's pairs export, or CSV/JSONL rows of pair_id, annotator, label "
+        "(match/no_match/unsure)",
+        metavar="FILE",
+        required=True,
+    ),
+    Flag(
+        "threshold",
+        ("--threshold", "--tau"),
+        "Cosine threshold tau of the cosine matcher",
+        kind=float,
+    ),
+    _BANDS,
+    Flag(
+        "decisions",
+        ("--decisions",),
+        "Another matcher's decisions: CSV/JSONL of pair_id, matcher, decision (repeatable)",
+        kind=list[str],
+        metavar="FILE",
+        convert=lambda files: list(files) or None,
+        default_text="none",
+    ),
+    Flag(
+        "matcher_judge.url",
+        ("--matcher-url",),
+        "Also score the judge matcher: its OpenAI-compatible base URL (with --matcher-model)",
+        metavar="URL",
+        param_name="matcher_url",
+        default_text="no judge matcher",
+        deprecated=("--judge-url",),
+    ),
+    Flag(
+        "matcher_judge.model",
+        ("--matcher-model",),
+        "Model name of the judge matcher (with --matcher-url)",
+        metavar="NAME",
+        param_name="matcher_model",
+        default_text="none",
+        deprecated=("--judge-model",),
+    ),
+    Flag("resamples", ("--resamples",), "Bootstrap resamples (0: no kappa intervals)", kind=int),
+    Flag("confidence", ("--confidence",), "Confidence level of the intervals", kind=float),
+    _SEED,
+    _CACHE,
+    _CACHE_DIR,
+)
+"""The options of ``crystal validate agreement`` (one :class:`AgreementConfig` field each)."""
 
-    return None if no_cache else EmbeddingStore.default(cache_dir)
+_ABLATION_SCORING = (
+    "scoring.alpha",
+    "scoring.order_metric",
+    "scoring.compat",
+    "scoring.answer_rules",
+    "scoring.sources",
+    "scoring.ids",
+    "scoring.limit",
+    "scoring.lenient",
+    "scoring.use_cache",
+    "scoring.cache_dir",
+    "scoring.device",
+    "scoring.backend",
+    "scoring.batch_size",
+    "scoring.dtype",
+)
+
+ABLATE_FLAGS: tuple[Flag, ...] = (
+    *(flag for flag in SCORE_FLAGS if flag.field in ("benchmark", "predictions")),
+    Flag(
+        "encoders",
+        ("--encoders",),
+        "Comma-separated encoders (names, folders, minilm-offline, hash), each NAME or LABEL=NAME",
+        metavar="ENCODERS",
+        required=True,
+    ),
+    Flag("thresholds", ("--thresholds",), "Comma-separated thresholds", metavar="TAUS"),
+    Flag(
+        "default_encoder",
+        ("--default-encoder",),
+        "Label of the encoder of the reference ranking",
+        metavar="LABEL",
+        default_text="the first",
+    ),
+    Flag(
+        "default_threshold",
+        ("--default-threshold",),
+        "Threshold of the reference ranking",
+        kind=float,
+        default_text="0.35 if in the grid, else the first",
+    ),
+    *(flag for flag in SCORE_FLAGS if flag.field in _ABLATION_SCORING),
+)
+"""The options of ``crystal validate ablate`` (one :class:`AblationConfig` field each; the
+scoring choices are ``crystal score``'s own flags)."""
+
+Out = Annotated[Path, typer.Option("--out", "-o", metavar="FOLDER", help="Output folder")]
 
 
 @validate_app.command("sample-pairs")
 @handle_errors
+@configured(SamplePairsConfig, SAMPLE_PAIRS_FLAGS)
 def sample_pairs(
-    results: Annotated[
-        list[Path], typer.Argument(help="Results folders of `crystal score` (one per model)")
-    ],
     out: Annotated[
         Path,
         typer.Option(
             "--out",
             "-o",
+            metavar="FILE",
             help="The pairs JSONL; .csv, .blind.csv and .sampling.json are written beside it",
         ),
     ],
-    per_band: Annotated[
-        int, typer.Option(min=1, help="Pairs drawn per cosine band")
-    ] = VALIDATION_PAIRS_PER_BAND,
-    bands: Annotated[str, typer.Option(help="Band edges, increasing")] = _BANDS,
-    seed: Annotated[int, typer.Option(help="Seed of the draw")] = VALIDATION_SEED,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(help="Embedding cache the runs were scored with [default: the default one]"),
-    ] = None,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Encode again instead of reading the cache")
-    ] = False,
-    device: Annotated[
-        str | None, typer.Option(help="Device of an encoder that has to be loaded")
-    ] = None,
+    config: SamplePairsConfig,
 ) -> None:
     """Draw step pairs from scored runs, stratified by cosine band, for people to label.
 
@@ -68,45 +187,11 @@ def sample_pairs(
     items. Import the JSONL into the review app (crystal review import), or label
     OUT.blind.csv offline; then run crystal validate agreement.
     """
-    from rich.table import Table
+    from crystalbench.validation.jobs import draw_pairs
 
-    from crystalbench.report import load_runs
-    from crystalbench.validation.bands import parse_bands
-    from crystalbench.validation.pairs import sample_pairs as draw
-    from crystalbench.validation.pairs import write_pairs
-
-    edges = parse_bands(bands)
-    runs = load_runs(results)
-    sample = draw(
-        runs,
-        per_band=per_band,
-        edges=edges,
-        seed=seed,
-        store=_store(cache_dir, no_cache),
-        device=device,
-        cache_dir=cache_dir,
-    )
-    paths = write_pairs(sample, out)
-    table = Table(title=f"Step pairs drawn ({len(sample.pairs)})")
-    table.add_column("Band", style="bold")
-    table.add_column("Candidates", justify="right")
-    table.add_column("Drawn", justify="right")
-    for run in runs:
-        table.add_column(run.name, justify="right")
-    for band in sample.bands:
-        table.add_row(
-            band.band,
-            str(band.available),
-            str(band.drawn),
-            *(str(band.by_model.get(run.name, 0)) for run in runs),
-        )
-    console.print(table)
-    for band in sample.short_bands:
-        err_console.print(
-            f"[yellow]note:[/] band {band.band} has {band.available} candidates: "
-            f"{band.drawn} drawn of the {per_band} asked",
-            highlight=False,
-        )
+    done = draw_pairs(config, out)
+    _print_draw(done, config.per_band)
+    paths = done.paths
     console.print(
         f"wrote {paths['jsonl']} (review app import), {paths['csv']}, {paths['blind_csv']} "
         f"(offline labelling) and {paths['sampling']}",
@@ -121,90 +206,52 @@ def sample_pairs(
     )
 
 
+def _print_draw(done: Any, per_band: int) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Step pairs drawn ({len(done.sample.pairs)})")
+    for header in ("Band", "Candidates", "Drawn", *done.models):
+        table.add_column(header, justify="left" if header == "Band" else "right")
+    for band in done.sample.bands:
+        counts = (str(band.by_model.get(name, 0)) for name in done.models)
+        table.add_row(band.band, str(band.available), str(band.drawn), *counts)
+    console.print(table)
+    for band in done.sample.short_bands:
+        err_console.print(
+            f"[yellow]note:[/] band {band.band} has {band.available} candidates: "
+            f"{band.drawn} drawn of the {per_band} asked",
+            highlight=False,
+        )
+
+
 @validate_app.command("agreement")
 @handle_errors
-def agreement(
-    pairs: Annotated[Path, typer.Option(help="The pairs file of sample-pairs (JSONL or .csv)")],
-    labels: Annotated[
-        Path,
-        typer.Option(
-            help="The review app's pairs export, or CSV/JSONL rows of pair_id, annotator, "
-            "label (match/no_match/unsure)"
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder")],
-    threshold: Annotated[
-        float, typer.Option("--threshold", "--tau", help="tau of the cosine matcher")
-    ] = TAU,
-    bands: Annotated[str, typer.Option(help="Band edges, increasing")] = _BANDS,
-    decisions: Annotated[
-        Optional[list[Path]],  # noqa: UP045
-        typer.Option(
-            help="Another matcher's decisions: CSV/JSONL of pair_id, matcher, decision (repeatable)"
-        ),
-    ] = None,
-    judge_url: Annotated[
-        str | None, typer.Option(help="Also score the judge matcher at this endpoint")
-    ] = None,
-    judge_model: Annotated[str | None, typer.Option(help="The judge matcher's model")] = None,
-    resamples: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples (0: no kappa intervals)")
-    ] = VALIDATION_BOOTSTRAP_RESAMPLES,
-    confidence: Annotated[
-        float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals")
-    ] = VALIDATION_CONFIDENCE,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap")] = VALIDATION_SEED,
-    cache_dir: Annotated[
-        Path | None, typer.Option(help="Cache folder of the judge matcher's verdicts")
-    ] = None,
-) -> None:
+@configured(AgreementConfig, AGREEMENT_FLAGS)
+def agreement(out: Out, config: AgreementConfig) -> None:
     """Agreement of the matcher with people: the paper's Table 3, kappa, the ceiling, tau.
 
     Writes OUT/agreement.json, OUT/agreement.md (Table 3 layout) and OUT/agreement.html.
     """
-    from crystalbench.errors import InputError
-    from crystalbench.validation.agreement import compute_agreement
-    from crystalbench.validation.bands import parse_bands
-    from crystalbench.validation.labels import read_decisions, read_labels
-    from crystalbench.validation.pairs import read_pairs
-    from crystalbench.validation.render import display_band, write_agreement
+    from crystalbench.validation.jobs import measure_agreement
 
-    edges = parse_bands(bands)
-    pair_list = read_pairs(pairs)
-    label_set = read_labels(labels)
-    matchers: dict[str, tuple[str, Any]] = {}
-    for file in decisions or []:
-        for name, values in read_decisions(file).items():
-            matchers[name] = (f"decisions read from {file}", values)
-    if judge_url or judge_model:
-        if not (judge_url and judge_model):
-            raise InputError("--judge-url and --judge-model go together", field="judge")
-        from crystalbench.judges.step_judge import OpenAIStepJudge, judge_pair_decisions
-
-        judge = OpenAIStepJudge(judge_url, judge_model, cache_dir=cache_dir)
-        try:
-            found = judge_pair_decisions(pair_list, judge)
-        finally:
-            judge.close()
-        identity = judge.identity
-        matchers[f"judge:{judge_model}"] = (
-            f"the judge matcher ({identity.model} at {identity.base_url}, prompt "
-            f"{identity.prompt_name} {(identity.prompt_hash or '')[:12]}): does it name the "
-            "pair's predicted step for its reference step",
-            found,
-        )
-    report = compute_agreement(
-        pair_list,
-        label_set,
-        threshold=threshold,
-        edges=edges,
-        matchers=matchers,
-        confidence=confidence,
-        n_resamples=resamples,
-        seed=seed,
+    done = measure_agreement(config, out)
+    _print_agreement(done.report)
+    paths = done.paths
+    console.print(
+        f"wrote {paths['json']}, {paths['md']}, {paths['html']}", highlight=False, markup=False
     )
-    paths = write_agreement(report, out)
+
+
+def _rate(value: float | None, digits: int = 3, percent: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.1f}%" if percent else f"{value:.{digits}f}"
+
+
+def _print_agreement(report: Any) -> None:
     from rich.table import Table
+
+    from crystalbench.validation.render import display_band
 
     table = Table(title=f"Agreement with human judgment ({report.primary})")
     for header in ("Cosine band", "Pairs", "Agreement", "Kappa", "FP", "FN"):
@@ -213,8 +260,8 @@ def agreement(
         table.add_row(
             "Overall" if group.band == "all" else display_band(group.band),
             str(group.n),
-            "n/a" if group.agreement is None else f"{100 * group.agreement:.1f}%",
-            "n/a" if group.cohen_kappa is None else f"{group.cohen_kappa:.3f}",
+            _rate(group.agreement, percent=True),
+            _rate(group.cohen_kappa),
             str(group.false_positives),
             str(group.false_negatives),
         )
@@ -222,109 +269,48 @@ def agreement(
     for matcher in report.matchers[1:]:
         o = matcher.overall
         console.print(
-            f"{matcher.matcher}: {o.n} pairs, agreement "
-            + ("n/a" if o.agreement is None else f"{100 * o.agreement:.1f}%")
-            + ", kappa "
-            + ("n/a" if o.cohen_kappa is None else f"{o.cohen_kappa:.3f}")
+            f"{matcher.matcher}: {o.n} pairs, agreement {_rate(o.agreement, percent=True)}, "
+            f"kappa {_rate(o.cohen_kappa)}"
             + (f", {matcher.n_undecided} undecided" if matcher.n_undecided else ""),
             highlight=False,
             markup=False,
         )
     h = report.humans
-    alpha = "n/a" if h.krippendorff_alpha is None else f"{h.krippendorff_alpha:.3f}"
     console.print(
-        f"people: {len(h.annotators)} annotators, Krippendorff's alpha {alpha}"
-        + (f" ({h.note})" if h.note else ""),
+        f"people: {len(h.annotators)} annotators, Krippendorff's alpha "
+        f"{_rate(h.krippendorff_alpha)}" + (f" ({h.note})" if h.note else ""),
         highlight=False,
         markup=False,
     )
-    console.print(
-        f"wrote {paths['json']}, {paths['md']}, {paths['html']}", highlight=False, markup=False
-    )
 
 
+@validate_app.command("ablate")
 @handle_errors
+@configured(AblationConfig, ABLATE_FLAGS)
 def ablate(
-    benchmark: Annotated[
-        str, typer.Option("--benchmark", "-b", help="sample, a hub name, a folder or a file")
-    ],
-    predictions: Annotated[
-        list[str],
-        typer.Option("--predictions", "-p", help="NAME=FILE, a file, a folder or a glob"),
-    ],
-    encoders: Annotated[
-        str,
-        typer.Option(
-            help="Comma-separated encoders (names, folders, minilm-offline, hash), each "
-            "NAME or LABEL=NAME"
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder")],
-    thresholds: Annotated[str, typer.Option(help="Comma-separated thresholds")] = _THRESHOLDS,
-    default_encoder: Annotated[
-        str | None,
-        typer.Option(help="Label of the encoder of the reference ranking [default: the first]"),
-    ] = None,
-    default_threshold: Annotated[
-        float | None,
-        typer.Option(help="Threshold of the reference ranking [default: 0.35 if in the grid]"),
-    ] = None,
-    alpha: Annotated[float | None, typer.Option(help="Order weight of Ordered Match F1")] = None,
-    order: Annotated[str | None, typer.Option("--order", help="lis or kendall")] = None,
-    compat: Annotated[str | None, typer.Option(help="none or crystal-metrics-0.2")] = None,
-    sources: Annotated[str | None, typer.Option(help="Comma-separated sources")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Embedding cache folder")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the cache")] = False,
-    device: Annotated[str | None, typer.Option(help="Encoder device")] = None,
-    lenient: Annotated[
-        bool, typer.Option("--lenient/--strict", help="Skip and count bad records")
-    ] = False,
-    progress: Annotated[bool, typer.Option(help="Show progress bars")] = True,
+    out: Out, config: AblationConfig, progress: ShowProgress = True, quiet: Quiet = False
 ) -> None:
     """Every model's metrics in every encoder x threshold cell, rankings and heatmaps.
 
     Each encoder scores every set once (at the lowest threshold); the other thresholds
     reuse those matches. Writes OUT/ablation.{json,md,csv,tex,html} and heatmap SVGs.
+    A set that cannot be scored fails alone: exit code 2 once the others are written.
     """
-    from crystalbench.cli.flags import split_commas
-    from crystalbench.config import ScoreConfig, load_config_with_overrides
-    from crystalbench.data import load_benchmark
-    from crystalbench.scoring_many import resolve_prediction_args
-    from crystalbench.validation.ablation import parse_encoders, run_ablation
-    from crystalbench.validation.bands import parse_increasing
-    from crystalbench.validation.render import write_ablation
+    from crystalbench.validation.jobs import ablate as run
 
-    grid = parse_increasing(thresholds, field="--thresholds")
-    pairs = parse_encoders(encoders)
-    given = {
-        "alpha": alpha,
-        "order_metric": order,
-        "compat": compat,
-        "lenient": lenient,
-        "cache_dir": str(cache_dir) if cache_dir else None,
-        "device": device,
-        "use_cache": False if no_cache else None,
-        "sources": split_commas(sources),
-    }  # part B of issue 23 turns these flags into one config of their own
-    overrides = {name: value for name, value in given.items() if value is not None}
-    config = load_config_with_overrides(ScoreConfig, None, overrides)
-    entries, failures = resolve_prediction_args(predictions)
-    bench = load_benchmark(benchmark)
-    with progress_hook(progress) as hook:
-        report = run_ablation(
-            bench,
-            [(name, path) for name, path in entries],
-            pairs,
-            thresholds=grid,
-            config=config,
-            default_encoder=default_encoder,
-            default_threshold=default_threshold,
-            progress=hook,
-        )
-    report = report.model_copy(
-        update={"failures": [str(f) for f in failures] + list(report.failures)}
+    with progress_hook(progress and not quiet) as hook:
+        done = run(config, out, progress=hook)
+    _print_ablation(done.report)
+    for failure in done.failures:
+        err_console.print(f"[bold red]failed:[/] {failure}", highlight=False)
+    console.print(
+        f"wrote {done.paths['json']}, {done.paths['html']} and more in {out}", highlight=False
     )
-    paths = write_ablation(report, out)
+    if done.failures:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _print_ablation(report: Any) -> None:
     from rich.table import Table
 
     table = Table(title=f"Mean Match F1 per encoder ({len(report.models)} models)")
@@ -348,10 +334,7 @@ def ablate(
         highlight=False,
         markup=False,
     )
-    for failure in report.failures:
-        err_console.print(f"[bold red]failed:[/] {failure}", highlight=False)
-    console.print(f"wrote {paths['json']}, {paths['html']} and more in {out}", highlight=False)
-    if report.failures:
-        from crystalbench.cli.common import EXIT_INPUT
 
-        raise typer.Exit(EXIT_INPUT)
+
+ablate_alias = deprecated_command("crystal ablate", "crystal validate ablate")(ablate)
+"""The old top-level ``crystal ablate``: hidden, with a one-line notice."""

@@ -9,7 +9,10 @@ The library comes first; ``crystal references build`` / ``regenerate`` are thin 
   (loadable by ``crystal score``), journals, ``summary.json`` and the construction report
   out; rounds of generation, consensus and validation, resumable after a kill;
 - :func:`regenerate_references`: send items back (e.g. rejected in human review);
-- :class:`ReferencesConfig` (:mod:`.config`): every setting, from YAML and flags.
+- :class:`ReferencesConfig` (:mod:`.config`): every setting, from YAML and flags;
+- :class:`ReferencesBuild` / :class:`ReferencesRegenerate` (:mod:`.jobs`): what the two
+  commands do, a config plus endpoints given as ``NAME=URL`` (:func:`build_from_job`,
+  :func:`regenerate_from_job`).
 
 ::
 
@@ -47,6 +50,12 @@ from crystalbench.references.consensus import (
     build_consensus,
     consensus_from_embeddings,
 )
+from crystalbench.references.jobs import (
+    ReferencesBuild,
+    ReferencesRegenerate,
+    build_from_job,
+    regenerate_from_job,
+)
 from crystalbench.references.pipeline import BuildResult
 
 __all__ = [
@@ -55,13 +64,17 @@ __all__ = [
     "ConsensusChain",
     "ModelEndpoint",
     "RayOptions",
+    "ReferencesBuild",
     "ReferencesConfig",
+    "ReferencesRegenerate",
     "StepProvenance",
     "StepRef",
     "build_consensus",
+    "build_from_job",
     "build_references",
     "consensus_from_embeddings",
     "load_references_config",
     "read_ids_file",
+    "regenerate_from_job",
     "regenerate_references",
 ]

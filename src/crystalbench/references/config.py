@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -37,6 +37,7 @@ from crystalbench.errors import InputError
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.inference.retry import RetryPolicy
 from crystalbench.settings import (
+    CACHE_DIR_ENV,
     INFER_API_KEY_ENV,
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
@@ -130,6 +131,9 @@ class ReferencesConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
+    environment_variables: ClassVar[dict[str, str]] = {"cache_dir": CACHE_DIR_ENV}
+    """Fields the config loader reads from these environment variables when no flag sets them."""
+
     # --- input ------------------------------------------------------------------------------
     items: str | None = None
     """The item set (``crystal data build`` output) or any benchmark spec; existing
@@ -188,6 +192,8 @@ class ReferencesConfig(BaseModel):
     """Keep step embeddings in the on-disk cache."""
     cache_dir: str | None = None
     """Embedding cache folder (``None``: the default cache)."""
+    device: str | None = None
+    """Where the encoder runs (``cuda``, ``cpu``...; ``None``: a GPU if visible)."""
     theta: float = Field(REFERENCES_THETA, ge=-1.0, le=1.0)
     """Link steps of different chains at cosine ``>= theta``."""
     min_support: int = Field(REFERENCES_MIN_SUPPORT, ge=1)

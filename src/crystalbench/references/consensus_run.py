@@ -74,4 +74,5 @@ def open_encoder(config: ReferencesConfig) -> Any:
     from crystalbench.encoders import CachingEncoder, EmbeddingStore, load_encoder
 
     store = EmbeddingStore.default(config.cache_dir) if config.use_cache else None
-    return CachingEncoder(load_encoder(config.encoder, cache_dir=config.cache_dir), store)
+    encoder = load_encoder(config.encoder, cache_dir=config.cache_dir, device=config.device)
+    return CachingEncoder(encoder, store)

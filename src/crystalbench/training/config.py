@@ -57,9 +57,12 @@ __all__ = [
     "Strategy",
     "TrainConfig",
     "TrainingError",
+    "bundled_file",
+    "bundled_recipes",
     "dump_config",
     "load_train_config",
     "phase_plans",
+    "resolve_recipe_path",
     "reward_terms",
 ]
 
@@ -515,6 +518,38 @@ def resolve_recipe_path(spec: str | Path) -> Path:
         'qwen2_5_vl_3b_cpr_curriculum.yaml'
     """
     return _resolve_path(spec)
+
+
+def bundled_file(name: str) -> Path:
+    """The absolute path of a bundled recipe or launcher config, by its path under the
+    recipes folder (``qwen2_5_vl_3b_cpr.yaml``, ``launch/ds_zero3.json``).
+
+    Raises:
+        UnknownNameError: No such bundled file (the known ones are listed).
+
+    Examples:
+        >>> bundled_file("qwen2_5_vl_3b_cpr.yaml").name
+        'qwen2_5_vl_3b_cpr.yaml'
+    """
+    target = (RECIPES_DIR / name).resolve()
+    if not target.is_file() or RECIPES_DIR.resolve() not in target.parents:
+        known = sorted(
+            str(path.relative_to(RECIPES_DIR)) for path in RECIPES_DIR.rglob("*") if path.is_file()
+        )
+        raise UnknownNameError("bundled recipe file", name, known)
+    return target
+
+
+def bundled_recipes() -> tuple[list[Path], list[Path]]:
+    """``(training recipes, launcher configs)``: the bundled ``recipe:NAME`` files and the
+    accelerate / DeepSpeed configs beside them.
+
+    Examples:
+        >>> recipes, launchers = bundled_recipes()
+        >>> any(path.stem == "qwen2_5_vl_3b_cpr" for path in recipes)
+        True
+    """
+    return sorted(RECIPES_DIR.glob("*.yaml")), sorted((RECIPES_DIR / "launch").glob("*"))
 
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:

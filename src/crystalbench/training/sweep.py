@@ -21,13 +21,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from crystalbench.config_loader import comma_list
 from crystalbench.defaults import CPR_ANSWER_WEIGHT
+from crystalbench.errors import UnknownNameError
 from crystalbench.io import atomic_write_text
+from crystalbench.settings import TRAIN_SWEEP_GRID, TRAIN_SWEEP_METRIC
 from crystalbench.training.config import TrainConfig, TrainingError
 from crystalbench.training.evaluation import VALIDATION_METRICS
 from crystalbench.types import Record
 
-__all__ = ["SweepPoint", "SweepReport", "render_sweep", "run_sweep", "sweep_configs"]
+__all__ = [
+    "SweepConfig",
+    "SweepPoint",
+    "SweepReport",
+    "render_sweep",
+    "run_sweep",
+    "run_sweep_config",
+    "sweep_configs",
+]
 
 
 class SweepPoint(Record):
@@ -52,6 +65,39 @@ class SweepReport(Record):
     points: list[SweepPoint]
     best: float
     """a_w of the best point."""
+
+
+class SweepConfig(BaseModel):
+    """What ``crystal train-sweep`` trains: a base config and the a_w grid."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    train: TrainConfig
+    """The base training config (strategy ``cpr`` or ``cpr-curriculum``); each run goes to
+    ``train.output_dir/aw-0.65/`` and so on."""
+    grid: list[float] = Field(default_factory=lambda: list(TRAIN_SWEEP_GRID), min_length=1)
+    """Values of a_w (``0.5,0.6`` on a command line)."""
+    metric: str = TRAIN_SWEEP_METRIC
+    """Validation metric that picks the best a_w (``harmonic``, ``accuracy``...)."""
+    keep_step_weight: bool = False
+    """Keep the config's s_w instead of ``1 - a_w``."""
+
+    _split_grid = field_validator("grid", mode="before")(comma_list)
+
+    @field_validator("grid")
+    @classmethod
+    def _open_unit_interval(cls, values: list[float]) -> list[float]:
+        outside = [value for value in values if not 0.0 < value < 1.0]
+        if outside:
+            raise ValueError(f"a_w must lie in (0, 1), got {outside[0]:g}")
+        return values
+
+    @field_validator("metric")
+    @classmethod
+    def _known_metric(cls, value: str) -> str:
+        if value not in VALIDATION_METRICS:
+            raise ValueError(UnknownNameError("sweep metric", value, VALIDATION_METRICS).message)
+        return value
 
 
 def sweep_configs(
@@ -152,6 +198,23 @@ def run_sweep(
     if PartialState().is_main_process:
         atomic_write_text(out / "sweep.md", render_sweep(report))
     return report
+
+
+def run_sweep_config(
+    config: SweepConfig, *, model_factory: Callable[[], tuple[Any, Any]] | None = None
+) -> SweepReport:
+    """:func:`run_sweep` of ``config``'s base config, grid, metric and weights rule.
+
+    Raises:
+        TrainingError: Bad grid or strategy.
+    """
+    return run_sweep(
+        config.train,
+        config.grid,
+        metric=config.metric,
+        keep_step_weight=config.keep_step_weight,
+        model_factory=model_factory,
+    )
 
 
 def _empty_device_cache() -> None:

@@ -5,7 +5,11 @@
 - :func:`read_labels`: the review app's export or plain CSV / JSONL labels;
 - :func:`compute_agreement`: agreement, Cohen's kappa, Krippendorff's alpha, the best tau,
   calibration (``crystal validate agreement``);
-- :func:`run_ablation`: every model in every encoder x threshold cell (``crystal ablate``);
+- :func:`run_ablation`: every model in every encoder x threshold cell (``crystal validate
+  ablate``);
+- :class:`SamplePairsConfig` / :class:`AgreementConfig` / :class:`AblationConfig` and
+  :func:`draw_pairs` / :func:`measure_agreement` / :func:`ablate`: the three commands as a
+  config and one function each (:mod:`.jobs`);
 - :class:`OpenAIStepJudge` / :class:`JudgeMatcher`: the judge matcher
   (``crystal score --matcher judge``).
 
@@ -32,6 +36,14 @@ from crystalbench.validation.agreement import (
 )
 from crystalbench.validation.bands import band_labels, parse_bands
 from crystalbench.validation.candidates import best_unmatched
+from crystalbench.validation.jobs import (
+    AblationConfig,
+    AgreementConfig,
+    SamplePairsConfig,
+    ablate,
+    draw_pairs,
+    measure_agreement,
+)
 from crystalbench.validation.labels import LabelSet, read_decisions, read_labels
 from crystalbench.validation.pairs import (
     PairSample,
@@ -44,22 +56,28 @@ from crystalbench.validation.render import write_ablation, write_agreement
 from crystalbench.validation.thresholds import chain_at
 
 __all__ = [
+    "AblationConfig",
     "AblationReport",
+    "AgreementConfig",
     "AgreementReport",
     "JudgeMatcher",
     "LabelSet",
     "OpenAIStepJudge",
     "PairSample",
+    "SamplePairsConfig",
     "StepJudge",
     "StepMatchVerdict",
     "StepPair",
+    "ablate",
     "band_labels",
     "best_unmatched",
     "chain_at",
     "cohen_kappa",
     "compute_agreement",
     "cosine_decisions",
+    "draw_pairs",
     "judge_pair_decisions",
+    "measure_agreement",
     "parse_bands",
     "parse_encoders",
     "read_decisions",
