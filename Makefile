@@ -9,13 +9,15 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
 SOURCES := src tests benchmarks scripts tools
 
-.PHONY: demo test test-fast lint format typecheck pytest browser docs bench-env bench clean help
+.PHONY: demo test test-fast smoke lint format typecheck pytest browser docs bench-env bench clean help
 
 help:
 	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
 	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
 	@echo "make test-fast - the quick loop: the suite without tests marked slow (no lint)"
 	@echo "make docs   - build the documentation site strictly (any warning fails) into site/"
+	@echo "make smoke  - build the sdist and wheel, install the wheel in a fresh venv and run the"
+	@echo "              README's commands from another folder; run the sdist's tests (CI runs it)"
 	@echo "make bench  - build benchmarks/.venv-bench (with crystal-metrics) and run the scoring"
 	@echo "              benchmark against crystal-metrics (see benchmarks/RESULTS.md)"
 
@@ -70,6 +72,10 @@ test-fast: $(VENV)/.installed-test
 # (tests/docs/). NO_MKDOCS_2_WARNING silences Material's banner about MkDocs 2.
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# The package as users get it (tools/smoke_wheel.py): about 5 minutes, most of it installing.
+smoke: $(VENV)/.installed-test
+	$(BIN)/python tools/smoke_wheel.py --sdist-tests
 
 # The benchmarks have their own environment: crystal-metrics never enters .venv.
 BENCH_PY := benchmarks/.venv-bench/bin/python

@@ -62,6 +62,7 @@ LAYERS: tuple[Layer, ...] = (
             "defaults.py",
             "settings.py",
             "errors.py",
+            "extras.py",
             "types.py",
             "paths.py",
             "metrics.py",
@@ -72,7 +73,8 @@ LAYERS: tuple[Layer, ...] = (
             "serving/",
         ),
         "the paper's constants (`defaults.py`) and how the tools run (`settings.py`), one home "
-        "each; error types with file, line and field; frozen pydantic records; the cache folder; "
+        "each; error types with file, line and field; which extra installs each optional "
+        "package (`extras.py`); frozen pydantic records; the cache folder; "
         "the metrics table (key, header, format, direction, bounds); strict reading of user "
         "files; one config loader (`config_loader.py`: file, environment, flags); SQLite's "
         "write-ahead log; reference precedence (partial orders of steps); the "

@@ -34,8 +34,9 @@ Before this module the review app counted ``unsure`` as a third nominal category
 validation treated it as missing, so the admin page and ``crystal validate agreement`` showed
 different alphas (0.558 and 0.662) for the same labels (issue 23).
 
-statsmodels, scipy and krippendorff are imported only inside the functions that need them:
-``pip install 'crystalbench[validate]'`` or ``'crystalbench[review]'`` installs them.
+statsmodels, scipy and krippendorff are imported only inside the functions that need them
+(through :func:`crystalbench.extras.require`): ``pip install 'crystalbench[validate]'`` or
+``'crystalbench[review]'`` installs them.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ import warnings
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from functools import lru_cache
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
+from crystalbench.extras import require
 from crystalbench.settings import (
     VALIDATION_BOOTSTRAP_RESAMPLES,
     VALIDATION_CONFIDENCE,
@@ -162,9 +165,10 @@ def wilson_interval(
     """
     if n == 0:
         return None, None
-    from statsmodels.stats.proportion import proportion_confint
-
-    low, high = proportion_confint(count, n, alpha=1.0 - confidence, method="wilson")
+    proportions: Any = require(
+        "statsmodels.stats.proportion", what="Wilson intervals", extra="validate"
+    )
+    low, high = proportions.proportion_confint(count, n, alpha=1.0 - confidence, method="wilson")
     return float(low), float(high)
 
 
@@ -196,11 +200,13 @@ def kappa_of_table(table: Sequence[Sequence[int]] | np.ndarray) -> float | None:
     array = np.asarray(table, dtype=np.float64)
     if array.sum() == 0:
         return None
-    from statsmodels.stats.inter_rater import cohens_kappa
+    inter_rater: Any = require(
+        "statsmodels.stats.inter_rater", what="Cohen's kappa", extra="validate"
+    )
 
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        value = float(cohens_kappa(array, return_results=False))
+        value = float(inter_rater.cohens_kappa(array, return_results=False))
     return value if math.isfinite(value) else None
 
 
@@ -282,7 +288,7 @@ def _alpha_of_counts(counts: np.ndarray) -> float:
     """Nominal alpha of a units x labels count matrix (NaN when undefined)."""
     if counts.shape[0] == 0 or np.count_nonzero(counts.sum(axis=0)) < 2:
         return math.nan
-    import krippendorff
+    krippendorff: Any = require("krippendorff", what="Krippendorff's alpha", extra="validate")
 
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -24,7 +24,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.errors import InputError
+from crystalbench.extras import require
 from crystalbench.settings import (
     INFER_CONNECT_TIMEOUT,
     JUDGE_MAX_RETRIES,
@@ -44,16 +45,10 @@ __all__ = [
 ]
 
 
-def require_openai(what: str, error: type[Exception] = CrystalbenchError) -> Any:
-    """The ``openai`` package, or ``error`` saying that ``what`` needs it and which extra
-    installs it."""
-    try:
-        import openai
-    except ImportError as exc:
-        raise error(
-            f"{what} needs the 'openai' package: pip install 'crystalbench[openai]'"
-        ) from exc
-    return openai
+def require_openai(what: str) -> Any:
+    """The ``openai`` package, or a :class:`~crystalbench.extras.MissingExtraError` saying
+    that ``what`` needs it and which extra installs it."""
+    return require("openai", what=what, extra="openai")
 
 
 def api_key_from_env(
@@ -164,7 +159,6 @@ def async_openai_client(
     max_keepalive_connections: int = 100,
     max_retries: int = 0,
     what: str = "an OpenAI-compatible client",
-    error: type[Exception] = CrystalbenchError,
 ) -> Any:
     """An ``openai.AsyncOpenAI`` client on its own connection pool (``crystal infer``'s).
 
@@ -178,7 +172,6 @@ def async_openai_client(
         max_keepalive_connections: Idle connections the pool keeps.
         max_retries: The client's own retries (0: the caller retries).
         what: Who needs the client, for the error when ``openai`` is missing.
-        error: The exception raised when ``openai`` is missing.
 
     Examples:
         >>> import asyncio
@@ -187,7 +180,7 @@ def async_openai_client(
         (10.0, 30.0, 0)
         >>> asyncio.run(client.close())
     """
-    openai = require_openai(what, error)
+    openai = require_openai(what)
     timeout_value = type(openai.DEFAULT_TIMEOUT)(timeout, connect=min(timeout, connect_timeout))
     limits = type(openai.DEFAULT_CONNECTION_LIMITS)(
         max_connections=max_connections, max_keepalive_connections=max_keepalive_connections

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from crystalbench.extras import require
 from crystalbench.types import Record
 
 DEFAULT_RESAMPLES = 1000
@@ -623,7 +624,8 @@ def holm(p_values: Sequence[float]) -> list[float]:
     :func:`~statsmodels.stats.multitest.multipletests` (``method="holm"``).
 
     Raises:
-        ImportError: statsmodels is not installed (``pip install 'crystalbench[stats]'``).
+        MissingExtraError: statsmodels is not installed (``pip install 'crystalbench[stats]'``;
+            an ``ImportError``).
 
     Examples:
         >>> holm([0.01, 0.04, 0.03])
@@ -637,13 +639,10 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 
 def _multipletests() -> Any:
-    try:
-        from statsmodels.stats.multitest import multipletests
-    except ImportError as exc:
-        raise ImportError(
-            "multiple-testing corrections need statsmodels: pip install 'crystalbench[stats]'"
-        ) from exc
-    return multipletests
+    multitest: Any = require(
+        "statsmodels.stats.multitest", what="multiple-testing corrections", extra="stats"
+    )
+    return multitest.multipletests
 
 
 # --------------------------------------------------------------------------- breakdowns

@@ -309,19 +309,3 @@ def test_cache_info_on_a_new_folder_creates_nothing(tmp_path):
         assert result.exit_code == 0, result.output
         assert "no embedding cache at" in result.output
     assert not folder.exists()
-
-
-@pytest.mark.parametrize(
-    "group", ["cache", "data", "references", "review", "integrations", "validate"]
-)
-def test_the_crystal_entry_runs_every_subcommand_of_a_group(group, capsys):
-    """``crystal GROUP SUB`` through the console entry, which runs a group on its own: a group
-    with one command once ran as that command (``crystal integrations lmms-eval`` failed with
-    "unexpected extra argument"; found by the docs' examples)."""
-    from crystalbench.cli.entry import GROUPS, load, main
-
-    for command in load(GROUPS[group]).registered_commands:
-        with pytest.raises(SystemExit) as exited:
-            main([group, command.name or "", "--help"])
-        assert exited.value.code == 0, capsys.readouterr().out
-        assert f"crystal {group} {command.name}" in " ".join(capsys.readouterr().out.split())

@@ -7,6 +7,7 @@ crystalbench's judge), and the structural reason it is faster (texts embedded pe
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import inspect
 import json
 import math
@@ -431,9 +432,9 @@ def test_llm_grader_failure_falls_back_to_string_matching(judge_server, capsys):
 
 
 def test_llm_grader_without_openai_says_which_extra(monkeypatch):
-    real = judge.importlib.util.find_spec
+    real = importlib.util.find_spec
     monkeypatch.setattr(
-        judge.importlib.util,
+        importlib.util,
         "find_spec",
         lambda name, *a: None if name == "openai" else real(name, *a),
     )

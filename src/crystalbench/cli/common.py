@@ -51,8 +51,11 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except CrystalbenchError as exc:
-            # The message is text, not markup: "pip install 'crystalbench[embed]'" stays whole.
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            # The message is text, not markup: "pip install 'crystalbench[embed]'" stays whole;
+            # and it is not wrapped, so a command in it can be copied in one piece.
+            err_console.print(
+                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(EXIT_INPUT) from None
         finally:
             console.quiet = quiet

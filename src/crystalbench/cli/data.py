@@ -162,7 +162,9 @@ def _print_build(record: BuildRecord, out: Path) -> None:
     for note in record.notes:
         console.print(f"note: {note}", highlight=False)
     if counts.malformed:
-        err_console.print(f"[yellow]{counts.malformed} malformed row(s) skipped[/]: see build.json")
+        err_console.print(
+            f"[yellow]{counts.malformed:d} malformed row(s) skipped[/]: see build.json"
+        )
     console.print(f"item set: {out} (items.jsonl, images/, build.json, manifest.json)")
 
 

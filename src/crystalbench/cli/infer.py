@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from crystalbench.cli.apps import deprecated
 from crystalbench.cli.binding import configured
@@ -306,7 +307,7 @@ def _announce(message: str) -> None:
 
 
 def _warn(message: str) -> None:
-    err_console.print(f"[yellow]warning:[/] {message}", highlight=False)
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False)
 
 
 def summary_table(summary: Any) -> Any:
@@ -357,7 +358,7 @@ def summary_table(summary: Any) -> Any:
 def _print_summary(summary: Any) -> None:
     console.print(summary_table(summary))
     for kind, message in sorted(summary.error_examples.items()):
-        err_console.print(f"[red]{kind}[/]: {message}", highlight=False, markup=True)
+        err_console.print(f"[red]{escape(kind)}[/]: {escape(message)}", highlight=False)
     if summary.n_pending:
         hint = "--retry-errors" if summary.n_errors or summary.n_skipped_errors else ""
         console.print(
@@ -372,6 +373,7 @@ def _interrupted(out: Path) -> typer.Exit:
     err_console.print(
         f"interrupted: every record written so far is in {out}; rerun the same command to resume.",
         highlight=False,
+        markup=False,
     )
     return typer.Exit(EXIT_INTERRUPTED)
 

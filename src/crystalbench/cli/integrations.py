@@ -19,8 +19,9 @@ integrations_app = new_app(
 @integrations_app.callback()
 def integrations() -> None:
     """Use crystalbench inside other evaluation harnesses."""
-    # A typer app with one command and no callback runs as that command, so the `crystal`
-    # entry (which runs this group on its own) would take `lmms-eval` for an extra argument.
+    # A group of one command needs a callback: without one, typer runs that command as the
+    # app itself, and the console script's `crystal integrations lmms-eval` (which builds
+    # this group alone, crystalbench.cli.entry.fast_app) would reject "lmms-eval".
 
 
 @integrations_app.command("lmms-eval")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from crystalbench.cli.apps import new_app
 from crystalbench.cli.binding import configured
@@ -207,7 +208,7 @@ def _events(progress: bool) -> Any:
 def _print_result(result: Any) -> None:
     summary = result.summary
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {escape(str(warning))}", highlight=False)
     steps = summary.get("steps_per_item", {})
     mean = "-" if steps.get("mean") is None else f"{steps['mean']:.1f}"
     share = summary.get("share_another_round")

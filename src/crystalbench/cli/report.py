@@ -174,7 +174,9 @@ def _printed_warnings() -> Iterator[None]:
                 message = str(record.message)
                 if issubclass(record.category, ReportWarning) and message not in seen:
                     seen.add(message)
-                    err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False)
+                    err_console.print(
+                        f"[bold yellow]warning:[/] {escape(message)}", highlight=False
+                    )
 
 
 def _notes(skipped: list[str]) -> None:
@@ -340,8 +342,8 @@ def _print_comparison(comparison: RunComparison) -> None:
     )
     if comparison.n_only_a or comparison.n_only_b:
         err_console.print(
-            f"[bold yellow]warning:[/] only {comparison.n_common} shared items were compared "
-            f"({comparison.n_only_a} only in {comparison.name_a}, {comparison.n_only_b} only in "
-            f"{comparison.name_b})",
+            f"[bold yellow]warning:[/] only {comparison.n_common:d} shared items were compared "
+            f"({comparison.n_only_a:d} only in {escape(comparison.name_a)}, "
+            f"{comparison.n_only_b:d} only in {escape(comparison.name_b)})",
             highlight=False,
         )

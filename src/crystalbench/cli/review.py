@@ -160,6 +160,7 @@ def serve_command(config: ReviewServeConfig) -> None:
         err_console.print(
             f"review app on http://{shown}:{port}  (database {database}; Ctrl-C stops it)",
             highlight=False,
+            markup=False,
         )
 
     serve_review(config, ready=ready, on_note=lambda line: err_console.print(line, highlight=False))

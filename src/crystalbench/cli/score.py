@@ -133,7 +133,7 @@ def print_many(done: Any) -> None:
     if done.failures:
         total = len(done.runs) + len(done.failures)
         err_console.print(
-            f"[bold red]error:[/] {len(done.failures)} of {total} prediction sets failed"
+            f"[bold red]error:[/] {len(done.failures)} of {total:d} prediction sets failed"
             + (" (the others were scored):" if done.runs else ":"),
             highlight=False,
         )

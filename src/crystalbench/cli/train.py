@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, Optional
 
 import typer
+from rich.markup import escape
 
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
@@ -76,7 +77,7 @@ def _print_plan(config: TrainConfig) -> None:
 def _print_training(result: Any) -> None:
     if result.data.leakage is not None:
         err_console.print(
-            f"leakage check against {result.data.leakage.benchmark}: "
+            f"leakage check against {escape(str(result.data.leakage.benchmark))}: "
             f"{len(result.data.leakage.leaks)} leak(s), {len(result.data.dropped)} dropped"
         )
     for trained in result.phases:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from crystalbench.cli.apps import deprecated_command, new_app
 from crystalbench.cli.binding import configured
@@ -218,8 +219,8 @@ def _print_draw(done: Any, per_band: int) -> None:
     console.print(table)
     for band in done.sample.short_bands:
         err_console.print(
-            f"[yellow]note:[/] band {band.band} has {band.available} candidates: "
-            f"{band.drawn} drawn of the {per_band} asked",
+            f"[yellow]note:[/] band {escape(band.band)} has {band.available:d} candidates: "
+            f"{band.drawn:d} drawn of the {per_band:d} asked",
             highlight=False,
         )
 
@@ -302,7 +303,7 @@ def ablate(
         done = run(config, out, progress=hook)
     _print_ablation(done.report)
     for failure in done.failures:
-        err_console.print(f"[bold red]failed:[/] {failure}", highlight=False)
+        err_console.print(f"[bold red]failed:[/] {escape(str(failure))}", highlight=False)
     console.print(
         f"wrote {done.paths['json']}, {done.paths['html']} and more in {out}", highlight=False
     )

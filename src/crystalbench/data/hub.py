@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.errors import BenchmarkUnavailableError, InputError
+from crystalbench.extras import require
 
 __all__ = [
     "HUB_ID_PATTERN",
@@ -51,24 +52,12 @@ _SHARD = re.compile(r"^(?P<split>.+?)-\d+-of-\d+(?:-[0-9a-fA-F]+)?$")
 
 def datasets_module(what: str) -> Any:
     """The ``datasets`` package, or a clear error naming the extra that installs it."""
-    try:
-        import datasets
-    except ImportError as exc:
-        raise BenchmarkUnavailableError(
-            f"{what} needs the 'datasets' package: pip install 'crystalbench[hub]'"
-        ) from exc
-    return datasets
+    return require("datasets", what=what, extra="hub")
 
 
 def pyarrow_parquet(what: str) -> Any:
     """``pyarrow.parquet``, or a clear error naming the extra that installs it."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise BenchmarkUnavailableError(
-            f"{what} needs the 'pyarrow' package: pip install 'crystalbench[hub]'"
-        ) from exc
-    return pq
+    return require("pyarrow.parquet", what=what, extra="hub")
 
 
 def undecoded_images(dataset: Any, columns: Sequence[str]) -> Any:

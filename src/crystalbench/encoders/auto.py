@@ -34,6 +34,7 @@ import numpy as np
 
 from crystalbench.encoders.base import Encoder
 from crystalbench.errors import EncoderUnavailableError
+from crystalbench.extras import install_command
 
 LOG = logging.getLogger("crystalbench.encoders")
 
@@ -138,7 +139,7 @@ class AutoEncoder:
             raise EncoderUnavailableError(
                 f"encoder {self.onnx.name!r} has no ONNX export in {self.onnx.export_folder} "
                 "yet, and making one (or running the model with torch) needs torch and "
-                "sentence-transformers: pip install 'crystalbench[embed,onnx]'"
+                f"sentence-transformers: {install_command('embed,onnx')}"
             )
         try:
             self.onnx.export()

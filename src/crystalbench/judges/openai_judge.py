@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import sqlite3
 import threading
@@ -23,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench.errors import CrystalbenchError
+from crystalbench.extras import require
 from crystalbench.judges.base import (
     JudgeIdentity,
     JudgeRequest,
@@ -142,10 +141,8 @@ class OpenAIChatJudge:
         max_tokens: int,
         cache_path: Path | None,
     ) -> None:
-        if importlib.util.find_spec("openai") is None:  # say so now, not as failed verdicts
-            raise CrystalbenchError(
-                "the LLM judge needs the 'openai' package: pip install 'crystalbench[openai]'"
-            )
+        # Say so now, not as failed verdicts.
+        require("openai", what="the LLM judge", extra="openai", load=False)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.timeout = timeout

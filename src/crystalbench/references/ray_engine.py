@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.errors import InputError
-from crystalbench.inference.backends.base import BackendUnavailableError, InferenceAbortedError
+from crystalbench.extras import require
+from crystalbench.inference.backends.base import InferenceAbortedError
 from crystalbench.inference.images import PreparedImage
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.references.config import ModelEndpoint, ReferencesConfig
@@ -59,13 +60,9 @@ IO_ACTOR_CPUS = 0.25
 
 
 def _ray() -> Any:
-    try:
-        import ray
-        import ray.data
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            "--engine ray needs Ray Data: pip install 'crystalbench[ray]'"
-        ) from exc
+    require("ray.data", what="--engine ray (Ray Data)", extra="ray")
+    import ray
+
     return ray
 
 

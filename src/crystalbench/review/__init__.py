@@ -14,6 +14,26 @@ Modules: :mod:`~crystalbench.review.db` (opening, migrations), ``models`` (table
 ``import crystalbench``; the ``review`` extra installs what it needs.
 
 The app is used through ``crystal review ...``; no Python name of this package is public.
+
+Importing any module of this package first checks that the ``review`` extra is installed
+(:class:`~crystalbench.extras.MissingExtraError` otherwise, naming it), so every command of
+``crystal review`` says what to install before it does anything.
 """
+
+from crystalbench.extras import require as _require
+
+_require(
+    "sqlalchemy",
+    "alembic",
+    "argon2",
+    "starlette",
+    "jinja2",
+    "uvicorn",
+    "statsmodels",
+    "krippendorff",
+    what="the review app (crystal review)",
+    extra="review",
+    load=False,
+)
 
 __all__: list[str] = []

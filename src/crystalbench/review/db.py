@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.extras import require
 from crystalbench.settings import REVIEW_SQLITE_SYNCHRONOUS
 from crystalbench.sqlite_wal import enable_wal
 
@@ -35,25 +36,6 @@ _IMMEDIATE: contextvars.ContextVar[bool] = contextvars.ContextVar("review_immedi
 
 class DatabaseError(CrystalbenchError):
     """The review database cannot be opened or migrated."""
-
-
-def require_review_stack() -> None:
-    """Raise a clear error when the ``review`` extra is missing.
-
-    Raises:
-        CrystalbenchError: SQLAlchemy, Alembic, argon2-cffi, Starlette, Jinja2 or uvicorn is
-            not installed.
-    """
-    missing = []
-    for module in ("sqlalchemy", "alembic", "argon2", "starlette", "jinja2", "uvicorn"):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(module)
-    if missing:
-        raise CrystalbenchError(
-            f"the review app needs {', '.join(missing)}: pip install 'crystalbench[review]'"
-        )
 
 
 def database_url(db: str | Path) -> str:
@@ -249,6 +231,9 @@ def open_database(
     Raises:
         InputError: ``db`` names no supported database.
         DatabaseError: It cannot be reached or migrated.
+        MissingExtraError: A PostgreSQL URL without psycopg (the ``review`` extra).
     """
-    require_review_stack()
-    return Database(database_url(db), migrate_schema=migrate_schema, durable=durable)
+    url = database_url(db)
+    if url.startswith("postgresql"):
+        require("psycopg", what="a PostgreSQL review database", extra="review", load=False)
+    return Database(url, migrate_schema=migrate_schema, durable=durable)

@@ -13,6 +13,7 @@ import socket
 from typing import Any
 
 from crystalbench.errors import CrystalbenchError
+from crystalbench.extras import install_command, require
 
 __all__ = ["bind_socket", "guarded_protocol", "is_loopback", "require_server_stack"]
 
@@ -23,14 +24,11 @@ def require_server_stack(what: str, extra: str) -> None:
     Args:
         what: The server, for the message (``the reward server``).
         extra: The extra that installs the stack (``serve``).
+
+    Raises:
+        MissingExtraError: uvicorn or Starlette is not installed.
     """
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise CrystalbenchError(
-            f"{what} needs uvicorn and Starlette: pip install 'crystalbench[{extra}]'"
-        ) from exc
+    require("starlette", "uvicorn", what=what, extra=extra, load=False)
 
 
 def is_loopback(host: str) -> bool:
@@ -88,9 +86,27 @@ def guarded_protocol(*, idle_timeout_s: float, header_timeout_s: float) -> type[
     sends anything, or trickles its headers a byte at a time, would stay open for ever (and
     count against ``limit_concurrency``). Here a new connection gets the idle timer at once,
     and a request's headers must be complete ``header_timeout_s`` after its first byte.
+
+    The class extends uvicorn's own h11 protocol, which is not public API: the ``serve``
+    and ``review`` extras bound uvicorn to the range this is tested with
+    (``tests/packaging/test_packaging_uvicorn.py`` runs the server's limit tests on the
+    oldest uvicorn allowed).
+
+    Raises:
+        CrystalbenchError: The installed uvicorn has no such protocol class.
     """
     import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    try:
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+    except ImportError as exc:
+        from importlib.metadata import version
+
+        raise CrystalbenchError(
+            f"uvicorn {version('uvicorn')} has no uvicorn.protocols.http.h11_impl.H11Protocol, "
+            "which crystalbench's servers extend; install the uvicorn the extra allows: "
+            f"{install_command('serve')}"
+        ) from exc
 
     class GuardedH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crystalbench.defaults import ENCODER, TAU
 from crystalbench.errors import CrystalbenchError, UnknownNameError
+from crystalbench.extras import require
 from crystalbench.rewards.types import RewardKind, RewardWeights
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "dump_config",
     "load_train_config",
     "phase_plans",
+    "require_training_stack",
     "resolve_recipe_path",
     "reward_terms",
 ]
@@ -550,6 +552,26 @@ def bundled_recipes() -> tuple[list[Path], list[Path]]:
         True
     """
     return sorted(RECIPES_DIR.glob("*.yaml")), sorted((RECIPES_DIR / "launch").glob("*"))
+
+
+def require_training_stack(what: str = "crystal train") -> None:
+    """Fail at once, naming the ``train`` extra, when TRL, transformers, accelerate, PEFT,
+    datasets or torch is missing (before any data is prepared or a model loaded).
+
+    Raises:
+        MissingExtraError: One of them is not installed.
+    """
+    require(
+        "trl",
+        "transformers",
+        "accelerate",
+        "peft",
+        "datasets",
+        "torch",
+        what=what,
+        extra="train",
+        load=False,
+    )
 
 
 def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:

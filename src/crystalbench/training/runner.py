@@ -33,7 +33,7 @@ from typing import Any
 from crystalbench.io import atomic_write_json
 from crystalbench.training.arguments import grpo_arguments
 from crystalbench.training.building import build_trainer, load_processor
-from crystalbench.training.config import TrainConfig
+from crystalbench.training.config import TrainConfig, require_training_stack
 from crystalbench.training.phases import PhaseResult, release, train_phase
 from crystalbench.training.preparation import ProgressHook, TrainingData, prepare_data
 from crystalbench.training.strategies import CurriculumResult, check_phase_selection, run_strategy
@@ -86,7 +86,11 @@ def run_training(
         keep_trainers: Keep each phase's trainer in the result (tests, notebooks).
         phases: ``cpr-curriculum`` only: ``all``, ``phase1`` or ``phase2`` (see
             :func:`~crystalbench.training.strategies.run_curriculum`).
+
+    Raises:
+        MissingExtraError: The ``train`` extra is not installed.
     """
+    require_training_stack()
     check_phase_selection(config, phases)
     data = data or prepare_data(config, progress=progress)
     out = Path(config.output_dir)

@@ -28,7 +28,7 @@ from crystalbench.defaults import CPR_ANSWER_WEIGHT
 from crystalbench.errors import UnknownNameError
 from crystalbench.io import atomic_write_text
 from crystalbench.settings import TRAIN_SWEEP_GRID, TRAIN_SWEEP_METRIC
-from crystalbench.training.config import TrainConfig, TrainingError
+from crystalbench.training.config import TrainConfig, TrainingError, require_training_stack
 from crystalbench.training.evaluation import VALIDATION_METRICS
 from crystalbench.types import Record
 
@@ -153,9 +153,11 @@ def run_sweep(
 
     Raises:
         TrainingError: Bad grid or strategy; unknown metric.
+        MissingExtraError: The ``train`` extra is not installed.
     """
     from crystalbench.training.runner import prepare_data, run_training
 
+    require_training_stack("crystal train-sweep")
     if metric not in VALIDATION_METRICS:
         raise TrainingError(
             f"unknown sweep metric {metric!r} (valid: {', '.join(VALIDATION_METRICS)})"

@@ -58,6 +58,7 @@ from crystalbench.agreement import (
     wilson_interval,
 )
 from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
+from crystalbench.extras import require
 from crystalbench.settings import (
     SCHEMA_VERSION,
     VALIDATION_BOOTSTRAP_RESAMPLES,
@@ -452,6 +453,22 @@ def _calibration(
 # --------------------------------------------------------------------------- entry point
 
 
+def require_agreement_stack() -> None:
+    """Fail at once, naming the ``validate`` extra, when the libraries behind the agreement
+    statistics are missing (call it before slow work such as a judge run).
+
+    Raises:
+        MissingExtraError: statsmodels or krippendorff is not installed.
+    """
+    require(
+        "statsmodels",
+        "krippendorff",
+        what="crystal validate agreement",
+        extra="validate",
+        load=False,
+    )
+
+
 def compute_agreement(
     pairs: Sequence[StepPair],
     labels: LabelSet,
@@ -485,9 +502,12 @@ def compute_agreement(
 
     Raises:
         InputError: A label names a pair that is not in ``pairs``.
+        MissingExtraError: statsmodels or krippendorff is not installed (the ``validate``
+            extra).
     """
     from crystalbench.errors import InputError
 
+    require_agreement_stack()
     known = {pair.pair_id: pair for pair in pairs}
     for pair_id, line in labels.lines.items():
         if pair_id not in known:

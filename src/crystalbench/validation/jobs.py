@@ -233,10 +233,12 @@ def measure_agreement(config: AgreementConfig, out: str | Path) -> AgreementDone
         InputError: A pairs, labels or decisions file is malformed, or a label names a pair
             the pairs file lacks.
     """
-    from crystalbench.validation.agreement import compute_agreement
+    from crystalbench.validation.agreement import compute_agreement, require_agreement_stack
     from crystalbench.validation.labels import read_decisions, read_labels
     from crystalbench.validation.pairs import read_pairs
     from crystalbench.validation.render import write_agreement
+
+    require_agreement_stack()  # before any judge request: the extra is named at once
 
     pairs = read_pairs(config.pairs)
     labels = read_labels(config.labels)

@@ -8,9 +8,8 @@ matching, as there.
 
 from __future__ import annotations
 
-import importlib.util
-
 from crystalbench.compat.answers import cm_normalize_text
+from crystalbench.extras import require
 from crystalbench.judges import OpenAIJudge
 from crystalbench.openai_client import api_key_from_env
 
@@ -34,10 +33,7 @@ class LLMGrader:
     """
 
     def __init__(self, model: str = "llama3.2", base_url: str = "http://localhost:11434/v1"):
-        if importlib.util.find_spec("openai") is None:
-            raise ImportError(
-                "The LLM judge requires the 'openai' package: pip install 'crystalbench[openai]'"
-            )
+        require("openai", what="The LLM judge", extra="openai", load=False)
         self.model = model
         self.base_url = base_url
         # crystal-metrics sends the key "ollama"; a key in the environment is used first.

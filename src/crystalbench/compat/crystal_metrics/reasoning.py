@@ -28,6 +28,7 @@ from crystalbench.compat.crystal_metrics._engine import (
 )
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders import CachingEncoder, gpu_visible
+from crystalbench.extras import require
 from crystalbench.matching import ordered_f1, precision_recall_f1
 
 __all__ = ["EvaluationMetrics", "MLLMReasoningEvaluator", "load_json_data", "save_results"]
@@ -300,13 +301,10 @@ class MLLMReasoningEvaluator:
         """One ``pandas.DataFrame`` row per sample present in both mappings, in
         ground-truth order; a sample that fails (e.g. no reference steps) is printed and
         left out, as crystal-metrics does."""
-        try:
-            import pandas as pd
-        except ImportError as error:
-            raise ImportError(
-                "evaluate_dataset returns a pandas DataFrame, as crystal-metrics does: "
-                "pip install 'crystalbench[compat]' (or pandas)"
-            ) from error
+        pd: Any = require(
+            "pandas",
+            what="evaluate_dataset (it returns a pandas DataFrame, as crystal-metrics does)",
+        )
 
         pred_ids, gt_ids = set(predictions), set(ground_truth)
         if pred_ids != gt_ids:

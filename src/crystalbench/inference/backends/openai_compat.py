@@ -376,7 +376,7 @@ class OpenAIChatBackend:
         max_retry_after: float = INFER_MAX_RETRY_AFTER,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        openai = require_openai("the openai backend", BackendUnavailableError)
+        openai = require_openai("the openai backend")
         if concurrency < 1:
             raise InputError("must be at least 1", field="concurrency")
         if not timeout > 0:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from crystalbench.extras import require
 from crystalbench.inference.backends.base import (
     BackendUnavailableError,
     Completion,
@@ -25,15 +26,7 @@ DEFAULT_BATCH_SIZE = 4
 
 
 def _require_transformers() -> Any:
-    try:
-        import torch  # noqa: F401
-        import transformers
-    except ImportError as exc:
-        raise BackendUnavailableError(
-            "the transformers backend needs torch and transformers: "
-            "pip install 'crystalbench[transformers]'"
-        ) from exc
-    return transformers
+    return require("transformers", "torch", what="the transformers backend", extra="transformers")
 
 
 def resolve_dtype(dtype: str | None, device: str) -> Any:
