@@ -26,7 +26,7 @@ $(BIN)/python:
 	$(PIP) install --disable-pip-version-check -q --upgrade pip
 
 $(VENV)/.installed-demo: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP_INSTALL) -e ".[embed]"
+	$(PIP_INSTALL) -e ".[embed,onnx]"
 	@touch $@
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml constraints.txt

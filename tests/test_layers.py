@@ -65,6 +65,7 @@ LAYERS: tuple[Layer, ...] = (
             "extras.py",
             "types.py",
             "paths.py",
+            "hub_access.py",
             "metrics.py",
             "io.py",
             "sqlite_wal.py",
@@ -74,7 +75,8 @@ LAYERS: tuple[Layer, ...] = (
         ),
         "the paper's constants (`defaults.py`) and how the tools run (`settings.py`), one home "
         "each; error types with file, line and field; which extra installs each optional "
-        "package (`extras.py`); frozen pydantic records; the cache folder; "
+        "package (`extras.py`); frozen pydantic records; the cache folder and local paths "
+        "told from hub ids (`paths.py`); whether the model hub answers (`hub_access.py`); "
         "the metrics table (key, header, format, direction, bounds); strict reading of user "
         "files; one config loader (`config_loader.py`: file, environment, flags); SQLite's "
         "write-ahead log; reference precedence (partial orders of steps); the "
@@ -145,9 +147,10 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "shells",
-        ("cli/", "__init__.py"),
-        "the doors: the `crystal` command (parses flags, calls one library function, prints) "
-        "and `import crystalbench` (the public API, imported lazily)",
+        ("cli/", "__init__.py", "construction_demo.py"),
+        "the doors: the `crystal` command (parses flags, calls one library function, prints), "
+        "`import crystalbench` (the public API, imported lazily) and the construction demo "
+        "(`construction_demo.py`: runs `crystal` commands one after the other)",
     ),
 )
 """The layers, lowest first. A module may import its own layer and the ones before it."""

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -43,16 +44,16 @@ class Marked(RequestGuard):
         return [(b"x-guarded", b"1")]
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[tuple[str, int]]:
+@contextmanager
+def _serving(app: Any, **timeouts: float) -> Iterator[tuple[str, int]]:
+    """``app`` on uvicorn, on a free loopback port, in a background thread."""
     import uvicorn
 
-    app = Marked(echo, max_header_bytes=2048, token="s3cret", max_body_bytes=100)
     sock = bind_socket("127.0.0.1", 0, backlog=64)
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app,
-        http=guarded_protocol(idle_timeout_s=1.0, header_timeout_s=0.5),
+        http=guarded_protocol(**timeouts),
         lifespan="off",
         log_level="error",
         h11_max_incomplete_event_size=2048,
@@ -67,6 +68,13 @@ def server() -> Iterator[tuple[str, int]]:
     yield "127.0.0.1", port
     runner.should_exit = True
     thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, int]]:
+    app = Marked(echo, max_header_bytes=2048, token="s3cret", max_body_bytes=100)
+    with _serving(app, idle_timeout_s=1.0, header_timeout_s=0.5) as address:
+        yield address
 
 
 def exchange(address: tuple[str, int], raw: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -172,3 +180,108 @@ def test_both_servers_run_the_shared_guard(tmp_path):
 def test_body_too_large_is_an_http_error():
     error = BodyTooLarge(10)
     assert (error.status.value, error.message) == (413, "body over 10 bytes")
+
+
+# --------------------------------------------------------------------------- the pace of bodies
+
+
+@pytest.fixture(scope="module")
+def paced() -> Iterator[tuple[str, int]]:
+    """The guard with the body-rate rule: 2,000 bytes/s after a 0.5 s grace."""
+    app = RequestGuard(
+        echo, max_header_bytes=2048, max_body_bytes=10**6, min_body_bytes_per_s=2000,
+        body_grace_s=0.5,
+    )  # fmt: skip
+    with _serving(app, idle_timeout_s=5.0, header_timeout_s=2.0) as address:
+        yield address
+
+
+def _send_body(address: tuple[str, int], size: int, chunks: list[tuple[float, int]]) -> tuple:
+    """Announce ``size`` bytes, send ``(pause, n)`` chunks; the reply, and when it came."""
+    with socket.create_connection(address, timeout=10) as sock:
+        sock.sendall(request("POST", f"Content-Length: {size}\r\n".encode()))
+        started = time.monotonic()
+        try:
+            for pause, count in chunks:
+                time.sleep(pause)
+                sock.sendall(b"x" * count)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        data = b""
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            data += chunk
+            if b"\r\n\r\n" in data and data.split(b"\r\n\r\n", 1)[1]:
+                break
+        return data, time.monotonic() - started
+
+
+def test_a_body_that_never_comes_is_refused_after_the_grace_period(paced):
+    reply, seconds = _send_body(paced, 5000, [])
+    assert reply.startswith(b"HTTP/1.1 408"), reply
+    assert b"body too slow: 0 bytes" in reply
+    assert b"connection: close" in reply.lower()
+    assert 0.4 < seconds < 3.0
+
+
+def test_a_trickled_body_falls_behind_and_is_refused(paced):
+    """10 bytes every 0.1 s is 100 bytes/s: behind the 2,000 bytes/s schedule within a second."""
+    reply, seconds = _send_body(paced, 5000, [(0.1, 10)] * 40)
+    assert reply.startswith(b"HTTP/1.1 408"), reply
+    assert b"body too slow" in reply
+    assert seconds < 2.5
+
+
+def test_a_body_that_keeps_pace_is_read_whole(paced):
+    """3,000 bytes over 1.3 s, the first after 0.4 s: slower than the link, never behind the
+    2,000 bytes/s schedule (each 333-byte chunk buys 0.17 s and comes 0.15 s later)."""
+    reply, _ = _send_body(paced, 3000, [(0.4, 1000)] + [(0.15, 333)] * 6 + [(0.0, 2)])
+    assert reply.startswith(b"HTTP/1.1 200"), reply
+    assert reply.endswith(b"3000")
+
+
+def test_the_pace_rule_needs_a_positive_rate():
+    with pytest.raises(ValueError, match="min_body_bytes_per_s"):
+        RequestGuard(echo, max_header_bytes=1024, min_body_bytes_per_s=0)
+
+
+def test_both_servers_enforce_the_body_pace(tmp_path):
+    """The reward server and the review app run the rule with the documented settings."""
+    pytest.importorskip("sqlalchemy")
+    from crystalbench.encoders import HashEncoder
+    from crystalbench.review.app import create_app
+    from crystalbench.review.db import Database
+    from crystalbench.rewards import RewardScorer
+    from crystalbench.rewards.server import RewardServer
+    from crystalbench.settings import SERVING_BODY_GRACE_S, SERVING_MIN_BODY_BYTES_PER_S
+
+    review = create_app(Database(f"sqlite:///{tmp_path / 'r.sqlite'}"))
+    with RewardServer(RewardScorer(HashEncoder()), port=0) as server:
+        rewards = server._uvicorn.config.app
+    for app in (review, rewards):
+        assert app.min_body_bytes_per_s == SERVING_MIN_BODY_BYTES_PER_S
+        assert app.body_grace_s == SERVING_BODY_GRACE_S
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["serve-rewards", "--encoder", "hash", "--port", "99999"],
+        ["references", "demo-server", "--port", "-1"],
+    ],
+)
+def test_a_port_out_of_range_is_a_clear_error_not_a_traceback(argv):
+    """``--port 99999`` ended in an ``OverflowError`` traceback from the socket module."""
+    from typer.testing import CliRunner
+
+    from crystalbench.cli.main import app
+
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 2, result.output
+    assert "is not a TCP port: give 1-65535, or 0 for a free one" in result.output
+    assert "Traceback" not in result.output

@@ -65,6 +65,21 @@ benchmark (6,372 items) in one chunk, so a re-score reads its ~115,000 cached st
 CACHE_DIR_ENV: Final = "CRYSTALBENCH_CACHE_DIR"
 """Environment variable that moves the on-disk caches."""
 
+# --- the model hub -------------------------------------------------------------------------------
+# (crystalbench.hub_access: is the Hugging Face hub reachable before a model or dataset load.)
+HUB_ENDPOINT: Final = "https://huggingface.co"
+"""The hub's address when ``HF_ENDPOINT`` is not set (the variable ``huggingface_hub`` reads)."""
+
+HUB_PROBE_TIMEOUT_S: Final = 3.0
+"""Seconds the reachability probe waits for the hub to answer before a model or dataset that is
+not on this machine is loaded from it. Without the probe, an unreachable hub costs minutes of
+``huggingface_hub`` retries before the error (82 s for the default encoder, measured in
+``benchmarks/RESULTS.md``); with it the error comes in about this long, suggesting a local copy.
+Environment variable: ``CRYSTALBENCH_HUB_PROBE_TIMEOUT`` (``0`` turns the probe off)."""
+
+HUB_PROBE_TIMEOUT_ENV: Final = "CRYSTALBENCH_HUB_PROBE_TIMEOUT"
+"""Environment variable overriding :data:`HUB_PROBE_TIMEOUT_S`."""
+
 # --- input limits: files a user hands us ------------------------------------------------------
 # (Each limit is documented in the README; the loaders read them from here.)
 
@@ -199,8 +214,10 @@ REWARD_SERVER_MAX_CONNECTIONS: Final = 512
 (uvicorn's ``limit_concurrency``, ``--max-connections``); the client retries 503."""
 
 REWARD_SERVER_MAX_ACTIVE_REQUESTS: Final = 64
-"""Requests being read, decoded and scored at once; later ones wait their turn. Bounds the
-memory of bodies in flight to this many times ``REWARD_SERVER_MAX_BODY_BYTES``."""
+"""Requests decoded and scored at once (scoring slots); later ones wait their turn. A request
+takes its slot only once its whole body has arrived, so a client still sending (or not
+sending) its body holds none; ``REWARD_SERVER_MAX_BUFFERED_BODY_BYTES`` bounds the bodies being
+read."""
 
 REWARD_SERVER_DECODE_WORKERS: Final = 4
 """Threads that decode and validate request bodies and encode replies (scoring itself runs
@@ -216,6 +233,14 @@ beyond (slow clients cannot hold a connection by trickling headers)."""
 
 REWARD_SERVER_BODY_TIMEOUT_S: Final = 60.0
 """Seconds for a request's whole body to arrive after its headers; 408 beyond."""
+
+REWARD_SERVER_MAX_BUFFERED_BODY_BYTES: Final = (
+    REWARD_SERVER_MAX_ACTIVE_REQUESTS * REWARD_SERVER_MAX_BODY_BYTES
+)
+"""Bytes of request bodies read at once over all connections (2 GiB): each body reserves its
+``Content-Length`` before it is read, and one that does not fit waits its turn (holding no
+scoring slot). Bodies are read before a request takes a scoring slot, so this bounds the
+memory they take: as many bodies of the largest size as there are scoring slots."""
 
 REWARD_SERVER_MAX_HEADER_BYTES: Final = 16 * 1024
 """Largest request line plus headers; 431 beyond (400 from h11 when they arrive in pieces)."""
@@ -235,6 +260,19 @@ REWARD_SERVER_SHUTDOWN_TIMEOUT_S: Final = 5.0
 REWARD_SERVER_TOKEN_ENV: Final = "CRYSTALBENCH_REWARD_TOKEN"
 """Environment variable holding the reward server's bearer token, read by ``crystal
 serve-rewards`` (as ``--token``) and by the client :class:`RemoteRewardScorer`."""
+
+# --- request bodies (both servers: crystalbench.serving) -----------------------------------------
+SERVING_MIN_BODY_BYTES_PER_S: Final = 16 * 1024
+"""Slowest a request body may arrive, on average, once its grace period is over: a body must have
+delivered at least ``rate x (seconds since it was first awaited - grace)`` bytes whenever the
+server waits for more, or the request gets 408 and its connection is closed. Both servers (the
+reward server and the review app) enforce it, so a client that announces a body and sends
+nothing, or trickles it, holds its connection for seconds, not for the whole body timeout.
+16 KiB/s is far below any network a trainer or an annotator uses."""
+
+SERVING_BODY_GRACE_S: Final = 5.0
+"""Seconds a request body may take before the minimum rate applies (its first bytes, a slow
+start)."""
 
 # --- embedding cache ------------------------------------------------------------------------------
 # (How often computed vectors are committed to the on-disk cache.)
@@ -343,6 +381,10 @@ REFERENCES_RAY_BATCH_SIZE: Final = 16
 
 REFERENCES_RAY_CONCURRENCY: Final = 2
 """Ray actors per stage (generation, consensus) of the ``ray`` engine."""
+
+REFERENCES_DEMO_PORT: Final = 8431
+"""Port of ``crystal references demo-server`` (the scripted OpenAI-compatible server on
+loopback; ``crystal demo --construction`` starts its own on a free port)."""
 
 # --- review app -----------------------------------------------------------------------------------
 # (``crystal review serve``: annotators per task, holds, sessions, rate limits.)

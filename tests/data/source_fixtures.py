@@ -1,117 +1,71 @@
-"""Tiny copies of each source dataset in its exact published layout, written by code.
+"""Tiny copies of each source dataset in its exact published layout, for the tests.
 
-Every writer takes rows with the source's own column names and writes them the way the source
-publishes them: Parquet shards named like the hub's (pyarrow, with the hub's ``huggingface``
-schema metadata so ``datasets`` reads them too), ``save_to_disk`` folders (``datasets``),
-MMVP's ``Questions.csv`` + ``MMVP Images/``, PlotQA's ``qa_pairs`` JSON + ``png/``, and
-TextVQA's release JSON + ``train_images/``. Images are drawn with Pillow; each row's image is
-different (its seed draws other shapes and colours).
+The layouts are written by :mod:`tools.source_examples.layouts` (the code that also writes the
+package's example copies, ``src/crystalbench/data/sources/examples``); here are the rows the
+tests give them, each chosen to exercise an adapter's edge cases, and writers with those rows
+as defaults. Images are drawn with Pillow; each row's image is different (its seed draws
+other shapes and colours).
 
 Tests import it by name (``tests/`` is on ``sys.path``): ``from source_fixtures import ...``.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, ImageDraw
+from tools.source_examples import layouts
+from tools.source_examples.copies import textvqa_rows
+from tools.source_examples.layouts import (
+    MATHVISION_COLUMNS,
+    MC_INSTRUCTION,
+    MMVP_COLUMNS,
+    OPEN_INSTRUCTION,
+    REALWORLDQA_COLUMNS,
+    SCIENCEQA_COLUMNS,
+    TEXTVQA_COLUMNS,
+    draw_image,
+    image_struct,
+    save_to_disk,
+    write_parquet,
+)
+from tools.source_examples.layouts import hub_features as _features
 
-
-def draw_image(seed: int, *, size: tuple[int, int] = (48, 32), fmt: str = "PNG") -> bytes:
-    """A small picture, different for every seed, encoded as ``fmt``."""
-    rng = random.Random(seed)
-    image = Image.new("RGB", size, tuple(rng.randrange(256) for _ in range(3)))
-    draw = ImageDraw.Draw(image)
-    for _ in range(4):
-        x0, y0 = rng.randrange(size[0] - 8), rng.randrange(size[1] - 8)
-        box = (x0, y0, x0 + rng.randrange(4, 20), y0 + rng.randrange(4, 14))
-        draw.rectangle(box, fill=tuple(rng.randrange(256) for _ in range(3)))
-    buffer = io.BytesIO()
-    image.save(buffer, format=fmt)
-    return buffer.getvalue()
-
-
-def image_struct(data: bytes | None, path: str | None = None) -> dict[str, Any] | None:
-    """The hub's Arrow image struct."""
-    if data is None:
-        return None
-    return {"bytes": data, "path": path}
-
-
-# ---------------------------------------------------------------------------------------------
-# Parquet and save_to_disk, with the hub's features
-# ---------------------------------------------------------------------------------------------
-
-
-def _features(columns: Mapping[str, str]) -> Any:
-    import datasets
-
-    kinds = {
-        "string": lambda: datasets.Value("string"),
-        "int64": lambda: datasets.Value("int64"),
-        "int32": lambda: datasets.Value("int32"),
-        "int8": lambda: datasets.Value("int8"),
-        "image": datasets.Image,
-        "strings": lambda: datasets.List(datasets.Value("string")),
-    }
-    return datasets.Features({name: kinds[kind]() for name, kind in columns.items()})
-
-
-def write_parquet(
-    path: Path, rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
-) -> Path:
-    """Rows as one Parquet file with the hub's schema (``huggingface`` metadata included)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = _features(columns).arrow_schema
-    table = pa.Table.from_pylist([dict(row) for row in rows], schema=schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
-    return path
-
-
-def save_to_disk(
-    path: Path, splits: Mapping[str, Sequence[Mapping[str, Any]]], columns: Mapping[str, str]
-) -> Path:
-    """Rows per split as ``DatasetDict.save_to_disk`` writes them (one split: a ``Dataset``
-    when ``splits`` has the single key ``""``)."""
-    import datasets
-
-    datasets.disable_progress_bars()
-    features = _features(columns)
-    built = {
-        name: datasets.Dataset.from_list([dict(row) for row in rows], features=features)
-        for name, rows in splits.items()
-    }
-    if list(built) == [""]:
-        built[""].save_to_disk(str(path))
-    else:
-        datasets.DatasetDict(built).save_to_disk(str(path))
-    return path
-
+__all__ = [
+    "MATHVISION_COLUMNS",
+    "MC_INSTRUCTION",
+    "MMVP_COLUMNS",
+    "OPEN_INSTRUCTION",
+    "PLOTQA_TEMPLATES",
+    "PLOTQA_TYPES",
+    "REALWORLDQA_COLUMNS",
+    "SCIENCEQA_COLUMNS",
+    "TEXTVQA_COLUMNS",
+    "_features",
+    "draw_image",
+    "image_struct",
+    "mathvision_rows",
+    "mmvp_rows",
+    "plotqa_pairs",
+    "realworldqa_rows",
+    "save_to_disk",
+    "scienceqa_rows",
+    "textvqa_rows",
+    "textvqa_table_rows",
+    "write_mathvision",
+    "write_mmvp_lmms",
+    "write_mmvp_original",
+    "write_parquet",
+    "write_plotqa",
+    "write_realworldqa",
+    "write_scienceqa",
+    "write_textvqa_release",
+]
 
 # ---------------------------------------------------------------------------------------------
-# MathVision: MathLLMs/MathVision
+# MathVision
 # ---------------------------------------------------------------------------------------------
-
-MATHVISION_COLUMNS = {
-    "id": "string",
-    "question": "string",
-    "options": "strings",
-    "image": "string",
-    "decoded_image": "image",
-    "answer": "string",
-    "solution": "string",
-    "level": "int64",
-    "subject": "string",
-}
 
 
 def mathvision_rows() -> list[dict[str, Any]]:
@@ -178,39 +132,15 @@ def mathvision_rows() -> list[dict[str, Any]]:
 def write_mathvision(
     root: Path, rows: Sequence[Mapping[str, Any]] | None = None, *, split: str = "test"
 ) -> Path:
-    """A snapshot of ``MathLLMs/MathVision``: ``data/SPLIT-00000-of-00001-*.parquet`` and the
-    ``images/`` files the ``image`` column names (written for rows without pixels)."""
-    rows = list(rows if rows is not None else mathvision_rows())
-    write_parquet(
-        root / "data" / f"{split}-00000-of-00001-5e3f8c21.parquet", rows, MATHVISION_COLUMNS
+    """A snapshot of ``MathLLMs/MathVision`` holding :func:`mathvision_rows` by default."""
+    return layouts.write_mathvision(
+        root, list(rows if rows is not None else mathvision_rows()), split=split
     )
-    for row in rows:
-        if row.get("decoded_image") is None and row.get("image"):
-            target = root / row["image"]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(draw_image(100 + int(row["id"])))
-    return root
 
 
 # ---------------------------------------------------------------------------------------------
-# ScienceQA-IMG: lmms-lab/ScienceQA, config ScienceQA-IMG
+# ScienceQA-IMG
 # ---------------------------------------------------------------------------------------------
-
-SCIENCEQA_COLUMNS = {
-    "image": "image",
-    "question": "string",
-    "choices": "strings",
-    "answer": "int8",
-    "hint": "string",
-    "task": "string",
-    "grade": "string",
-    "subject": "string",
-    "topic": "string",
-    "category": "string",
-    "skill": "string",
-    "lecture": "string",
-    "solution": "string",
-}
 
 
 def scienceqa_rows(split: str = "test", *, with_text_only: bool = False) -> list[dict[str, Any]]:
@@ -287,26 +217,16 @@ def write_scienceqa(
     """A snapshot of ``lmms-lab/ScienceQA``: ``CONFIG/SPLIT-00000-of-00001.parquet``; a
     ``ScienceQA-FULL`` folder is written too, with a text-only question in each split."""
     splits = splits or {"train": scienceqa_rows("train"), "test": scienceqa_rows("test")}
-    for split, rows in splits.items():
-        write_parquet(root / config / f"{split}-00000-of-00001.parquet", rows, SCIENCEQA_COLUMNS)
-        if config == "ScienceQA-IMG":
-            full = scienceqa_rows(split, with_text_only=True)
-            write_parquet(
-                root / "ScienceQA-FULL" / f"{split}-00000-of-00001.parquet", full, SCIENCEQA_COLUMNS
-            )
+    layouts.write_scienceqa(root, splits, config=config)
+    if config == "ScienceQA-IMG":
+        full = {split: scienceqa_rows(split, with_text_only=True) for split in splits}
+        layouts.write_scienceqa(root, full, config="ScienceQA-FULL")
     return root
 
 
 # ---------------------------------------------------------------------------------------------
-# RealWorldQA: xai-org/RealworldQA
+# RealWorldQA
 # ---------------------------------------------------------------------------------------------
-
-REALWORLDQA_COLUMNS = {"image": "image", "question": "string", "answer": "string"}
-
-MC_INSTRUCTION = (
-    "Please answer directly with only the letter of the correct option and nothing else."
-)
-OPEN_INSTRUCTION = "Please answer directly with a single word or number."
 
 
 def realworldqa_rows() -> list[dict[str, Any]]:
@@ -337,29 +257,13 @@ def realworldqa_rows() -> list[dict[str, Any]]:
 
 
 def write_realworldqa(root: Path, rows: Sequence[Mapping[str, Any]] | None = None) -> Path:
-    """A snapshot of the hub repo: two shards ``data/test-0000N-of-00002-*.parquet``."""
-    rows = list(rows if rows is not None else realworldqa_rows())
-    half = (len(rows) + 1) // 2
-    write_parquet(
-        root / "data" / "test-00000-of-00002-0c1d2e3f.parquet", rows[:half], REALWORLDQA_COLUMNS
-    )
-    write_parquet(
-        root / "data" / "test-00001-of-00002-4a5b6c7d.parquet", rows[half:], REALWORLDQA_COLUMNS
-    )
-    return root
+    """A snapshot of the hub repo holding :func:`realworldqa_rows` by default."""
+    return layouts.write_realworldqa(root, list(rows if rows is not None else realworldqa_rows()))
 
 
 # ---------------------------------------------------------------------------------------------
-# MMVP: MMVP/MMVP (Questions.csv + MMVP Images) and lmms-lab-eval/MMVP
+# MMVP
 # ---------------------------------------------------------------------------------------------
-
-MMVP_COLUMNS = {
-    "Index": "int32",
-    "Question": "string",
-    "Options": "string",
-    "Correct Answer": "string",
-    "image": "image",
-}
 
 
 def mmvp_rows(indices: Sequence[int] = (1, 2, 3, 4)) -> list[dict[str, Any]]:
@@ -390,35 +294,19 @@ def write_mmvp_original(
     *,
     header: Sequence[str] = ("Index", "Question", "Options", "Correct Answer"),
 ) -> Path:
-    """The ``MMVP/MMVP`` repo: ``Questions.csv`` and ``MMVP Images/{Index}.jpg``."""
-    rows = list(rows if rows is not None else mmvp_rows())
-    root.mkdir(parents=True, exist_ok=True)
-    with (root / "Questions.csv").open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow([row["Index"], row["Question"], row["Options"], row["Correct Answer"]])
-    images = root / "MMVP Images"
-    images.mkdir(exist_ok=True)
-    for row in rows:
-        (images / f"{row['Index']}.jpg").write_bytes(
-            draw_image(500 + int(row["Index"]), fmt="JPEG")
-        )
-    return root
+    """The ``MMVP/MMVP`` repo holding :func:`mmvp_rows` by default."""
+    return layouts.write_mmvp_original(
+        root, list(rows if rows is not None else mmvp_rows()), header=header
+    )
 
 
 def write_mmvp_lmms(root: Path, rows: Sequence[Mapping[str, Any]] | None = None) -> Path:
-    """A snapshot of ``lmms-lab-eval/MMVP``: ``data/train-00000-of-00001.parquet`` with images."""
-    rows = [
-        {**row, "image": image_struct(draw_image(500 + int(row["Index"]), fmt="JPEG"))}
-        for row in (rows if rows is not None else mmvp_rows())
-    ]
-    write_parquet(root / "data" / "train-00000-of-00001.parquet", rows, MMVP_COLUMNS)
-    return root
+    """A snapshot of ``lmms-lab-eval/MMVP`` holding :func:`mmvp_rows` by default."""
+    return layouts.write_mmvp_lmms(root, list(rows if rows is not None else mmvp_rows()))
 
 
 # ---------------------------------------------------------------------------------------------
-# PlotQA: the official release
+# PlotQA
 # ---------------------------------------------------------------------------------------------
 
 PLOTQA_TEMPLATES = ("data_retrieval", "min_max", "comparison", "compound")
@@ -482,111 +370,28 @@ def write_plotqa(
     name: str = "qa_pairs_V1.json",
     wrapped: bool = True,
 ) -> Path:
-    """A release folder: ``SPLIT/png/{image_index}.png`` and ``SPLIT/NAME`` (``{"qa_pairs":
-    [...]}`` when ``wrapped``, a bare list otherwise). Returns the release folder."""
-    pairs = list(pairs if pairs is not None else plotqa_pairs())
-    folder = root / split
-    (folder / "png").mkdir(parents=True, exist_ok=True)
-    for index in sorted(
-        {int(p["image_index"]) for p in pairs if isinstance(p.get("image_index"), int)}
-    ):
-        (folder / "png" / f"{index}.png").write_bytes(draw_image(600 + index, size=(64, 48)))
-    value: Any = {"qa_pairs": pairs} if wrapped else pairs
-    (folder / name).write_text(json.dumps(value), encoding="utf-8")
-    return root
+    """A release folder holding :func:`plotqa_pairs` by default."""
+    return layouts.write_plotqa(
+        root,
+        list(pairs if pairs is not None else plotqa_pairs()),
+        split=split,
+        name=name,
+        wrapped=wrapped,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
-# TextVQA: the 0.5.1 release and lmms-lab/textvqa
+# TextVQA (its rows are the package's TextVQA example: tools.source_examples.copies)
 # ---------------------------------------------------------------------------------------------
-
-TEXTVQA_COLUMNS = {
-    "image_id": "string",
-    "question_id": "int64",
-    "question": "string",
-    "question_tokens": "strings",
-    "image": "image",
-    "image_width": "int64",
-    "image_height": "int64",
-    "flickr_original_url": "string",
-    "flickr_300k_url": "string",
-    "answers": "strings",
-    "image_classes": "strings",
-    "set_name": "string",
-    "ocr_tokens": "strings",
-}
-
-
-def textvqa_rows() -> list[dict[str, Any]]:
-    """Three questions: a clear majority, a normalisation merge, a tie."""
-
-    def row(qid: int, image_id: str, question: str, answers: list[str]) -> dict[str, Any]:
-        return {
-            "question": question,
-            "image_id": image_id,
-            "image_classes": ["Sign", "Building"],
-            "flickr_original_url": f"https://farm.example/{image_id}_o.jpg",
-            "flickr_300k_url": f"https://farm.example/{image_id}_z.jpg",
-            "image_width": 48,
-            "image_height": 32,
-            "answers": answers,
-            "question_tokens": question.lower().rstrip("?").split(),
-            "question_id": qid,
-            "set_name": "train",
-        }
-
-    return [
-        row(
-            34602,
-            "0054c91397f2fe05",
-            "what brand is the soda?",
-            [
-                "coca cola",
-                "Coca Cola",
-                "coca-cola",
-                "pepsi",
-                "coca cola",
-                "coke",
-                "coca cola",
-                "Coca-Cola",
-                "coca cola",
-                "cola",
-            ],
-        ),
-        row(
-            34603,
-            "00685bc495504d61",
-            "what number is on the jersey?",
-            ["23", "23", "23", "32", "23", "23", "23", "23", "23", "2"],
-        ),
-        row(
-            34604,
-            "006d10667d17b924",
-            "what does the sign say?",
-            ["stop", "yield", "stop", "yield", "exit", "stop", "yield", "go", "halt", "slow"],
-        ),
-    ]
 
 
 def write_textvqa_release(
     root: Path, rows: Sequence[Mapping[str, Any]] | None = None, *, split: str = "train"
 ) -> Path:
-    """The release: ``TextVQA_0.5.1_SPLIT.json`` (``{"data": [...]}``) and
-    ``train_images/{image_id}.jpg``."""
-    rows = list(rows if rows is not None else textvqa_rows())
-    root.mkdir(parents=True, exist_ok=True)
-    value = {
-        "dataset_type": split,
-        "dataset_name": "textvqa",
-        "dataset_version": "0.5.1",
-        "data": rows,
-    }
-    (root / f"TextVQA_0.5.1_{split}.json").write_text(json.dumps(value), encoding="utf-8")
-    images = root / ("test_images" if split == "test" else "train_images")
-    images.mkdir(exist_ok=True)
-    for position, row in enumerate(rows):
-        (images / f"{row['image_id']}.jpg").write_bytes(draw_image(700 + position, fmt="JPEG"))
-    return root
+    """The release holding :func:`textvqa_rows` by default."""
+    return layouts.write_textvqa_release(
+        root, list(rows if rows is not None else textvqa_rows()), split=split
+    )
 
 
 def textvqa_table_rows(rows: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:

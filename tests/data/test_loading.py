@@ -88,7 +88,7 @@ def test_empty_reference_chain_is_an_error(tmp_path):
 
 
 def test_missing_benchmark_path():
-    with pytest.raises(InputError, match="benchmark not found"):
+    with pytest.raises(InputError, match="no such file or folder"):
         load_benchmark("no/such/thing.jsonl")
 
 

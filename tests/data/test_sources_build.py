@@ -185,7 +185,7 @@ def test_single_parquet_file(mathvision_copy, tmp_path):
 
 
 def test_missing_location(tmp_path):
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="no such file or folder"):
         build("mathvision", tmp_path / "nowhere", tmp_path / "set")
 
 
@@ -404,7 +404,7 @@ def test_killed_build_never_looks_complete(mathvision_copy, tmp_path, previous):
         assert [i.id for i in read_item_set(out).items] == ["mathvision/1"]
     else:
         assert not out.exists()
-        with pytest.raises(InputError, match="not an item set"):
+        with pytest.raises(InputError, match="no such file or folder"):
             read_item_set(out)
 
 

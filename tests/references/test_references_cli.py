@@ -72,7 +72,28 @@ def test_bad_input_exits_2_with_a_message(item_set, tmp_path):
         ],
     )
     assert result.exit_code == 2
-    assert "min_chains is 2" in result.output
+    assert "min_chains=2 chains per round" in result.output
+    assert "has no base URL" not in result.output  # the one generator has its URL
+    # One generator given without its URL: the missing URL is named first.
+    result = runner.invoke(
+        app,
+        ["references", "build", "--items", str(item_set), "-g", "qwen", "--no-validator",
+         "--out", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "generator 'qwen' has no base URL (--generator 'qwen=http://HOST:PORT/v1')" in (
+        " ".join(result.output.split())
+    )
+    # Two generators without URLs and a validator without one: all three are named at once.
+    result = runner.invoke(
+        app,
+        ["references", "build", "--items", str(item_set), "-g", "qwen", "-g", "gemma",
+         "--validator", "molmo", "--out", str(tmp_path / "o")],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    flat = " ".join(result.output.split())
+    for name in ("generator 'qwen'", "generator 'gemma'", "the validator 'molmo'"):
+        assert f"{name} has no base URL" in flat
     result = runner.invoke(
         app, ["references", "build", "--items", str(item_set), "--out", str(tmp_path / "o")]
     )

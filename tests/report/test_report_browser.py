@@ -460,3 +460,32 @@ def test_an_item_scored_against_a_partial_order_says_which_steps_may_swap(browse
     assert page.locator("#iv-body .tag.ooo").count() == 2  # the paper's order: one pair out
     assert errors == [], errors
     page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 1280])
+def test_the_leaderboard_fits_a_laptop_screen(browser, built, width):
+    """At 1,400 px (and 1,280) nothing of the leaderboard is cut off or needs a sideways
+    scroll: the table fits its box and the page does not scroll sideways. Before, the last
+    columns ("Pair acc (%)") ran out of the 1,248 px of content and were hidden."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(built["html"].resolve().as_uri())
+    page.wait_for_selector("html[data-ready='1']")
+    sizes = page.evaluate(
+        """() => { const table = document.getElementById('leaderboard');
+        const box = table.parentElement;
+        return {page: document.documentElement.scrollWidth, table: table.scrollWidth,
+                box: box.clientWidth, boxScroll: box.scrollWidth,
+                right: table.getBoundingClientRect().right,
+                boxRight: box.getBoundingClientRect().right,
+                headers: table.querySelectorAll('thead th').length}; }"""
+    )
+    assert sizes["headers"] == 14, sizes  # model, 7 metrics, 4 counts, 2 MMVP pair columns
+    assert sizes["page"] <= width, sizes
+    assert sizes["boxScroll"] <= sizes["box"], sizes
+    assert sizes["right"] <= sizes["boxRight"] + 0.5, sizes
+    last = page.locator("#leaderboard thead th").last
+    box = last.bounding_box()
+    assert box is not None
+    assert box["x"] + box["width"] <= width
+    context.close()

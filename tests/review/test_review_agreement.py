@@ -14,6 +14,7 @@ from crystalbench.review.agreement import (
 from crystalbench.review.assign import next_task, submit_label
 from crystalbench.review.importing import import_path
 from crystalbench.review.labels import (
+    AcceptNeedsConfirmation,
     Submission,
     SubmissionError,
     final_decision,
@@ -53,9 +54,60 @@ def test_parse_submission_refuses_what_the_form_cannot_mean():
         parse_submission("chain", {"verdict": "accept", "flag-9-wrong": "on"}, 3)
     with pytest.raises(SubmissionError, match="unknown step flag"):
         parse_submission("chain", {"verdict": "accept", "flag-0-ugly": "on"}, 3)
-    accepted = parse_submission("chain", {"verdict": "accept", "reason": "wrong_step"}, 2)
-    assert accepted.reason is None
-    assert accepted.step_flags == [[], []]
+    # Accept with a reason or flagged steps contradicts itself: it must be confirmed.
+    with pytest.raises(AcceptNeedsConfirmation, match="reject reason 'A step is wrong'"):
+        parse_submission("chain", {"verdict": "accept", "reason": "wrong_step"}, 2)
+    with pytest.raises(AcceptNeedsConfirmation, match="steps 1 and 2 are flagged"):
+        parse_submission("chain", {"verdict": "accept", "flag-0-wrong": "on",
+                                   "flag-1-unjustified": "on"}, 2)  # fmt: skip
+    confirmed = {"verdict": "accept", "reason": "wrong_step", "flag-1-wrong": "on"}
+    accepted = parse_submission("chain", {**confirmed, "confirm_accept": "1"}, 2)
+    assert accepted.label == "accept"
+    assert accepted.reason is None  # dropped: a reason belongs to a rejection
+    assert accepted.step_flags == [[], ["wrong"]]  # kept with the review
+    plain = parse_submission("chain", {"verdict": "accept"}, 2)
+    assert (plain.label, plain.reason, plain.step_flags) == ("accept", None, [[], []])
+    # "Accept anyway" sends confirm_accept alone: it means accept.
+    assert parse_submission("chain", {"confirm_accept": "1"}, 2).label == "accept"
+
+
+def test_agreement_with_the_final_label_counts_overruled_labels(db, tmp_path):
+    """The issue's case: ann's three disputed labels were all overruled by an adjudicator.
+    The old figure ("agrees with majority") left ties out, adjudicated or not, and read 100 %;
+    the final label now counts, so ann agrees on 2 of 5, bob on 5 of 5. A tie not yet
+    adjudicated and ann's unsure label are left out."""
+    from sqlalchemy import select
+
+    from crystalbench.review.agreement import annotator_stats
+    from crystalbench.review.models import Adjudication, Task, utcnow
+
+    m, n, u = "match", "no_match", "unsure"
+    table = [
+        {"ann": m, "bob": m},
+        {"ann": n, "bob": n},
+        {"ann": m, "bob": n},  # overruled
+        {"ann": m, "bob": n},  # overruled
+        {"ann": n, "bob": m},  # overruled
+        {"ann": m, "bob": n},  # a tie nobody has settled yet
+        {"ann": u, "bob": m},  # ann abstained; adjudicated below
+    ]
+    _label_all(db, tmp_path, table)
+    make_users(db, ["judge"], role="adjudicator")
+    judge = users_by_name(db)["judge"]
+    with db.write() as session:
+        ids = dict(session.execute(select(Task.external_id, Task.id)).all())
+        for index in (2, 3, 4, 6):
+            session.add(Adjudication(
+                task_id=ids[f"pair-{index}"], user_id=judge.id, label=table[index]["bob"],
+                reason="annotator_error", note=None, overrides_majority=False,
+                created_at=utcnow(),
+            ))  # fmt: skip
+    with db.read() as session:
+        outcomes = load_outcomes(session, "pair")
+        stats = {s.name: s for s in annotator_stats(session, outcomes, "pair")}
+    assert (stats["ann"].final_agreed, stats["ann"].final_compared) == (2, 5)
+    assert stats["ann"].agreement_with_final == pytest.approx(0.4)
+    assert (stats["bob"].final_agreed, stats["bob"].final_compared) == (6, 6)
 
 
 def _label_all(db, tmp_path, table):

@@ -331,6 +331,57 @@ def test_review_a_chain_with_flags_and_a_reason(browser, app_server):
     context.close()
 
 
+def test_accept_with_flags_or_a_reason_asks_for_confirmation(browser, tmp_path):
+    """Accept pressed with a step flagged and a reject reason chosen shows a question instead
+    of sending; Esc goes back to the chain, Y accepts anyway (flags kept, reason dropped).
+    Before, the chain was accepted without a word and the reason silently thrown away."""
+    db = Database(f"sqlite:///{tmp_path / 'review.sqlite'}")
+    import_path(db, _references_folder(tmp_path / "refs"), actor="test")
+    make_users(db, ["dana"])
+    try:
+        with ReviewServer(db, ReviewSettings(gold_every=0)) as server:
+            context, page, problems = _context(browser)
+            _login(page, server, "dana")
+            page.click("[data-testid=start-chain]")
+            _wait_ready(page)
+            url = page.url
+            box = page.locator("[data-testid=confirm-accept]")
+            assert box.is_hidden()
+            page.keyboard.press("j")
+            page.keyboard.press("w")  # step 2 is wrong
+            page.keyboard.press("3")  # reason: a step is wrong
+            page.keyboard.press("a")
+            box.wait_for(state="visible")
+            text = box.inner_text()
+            assert "You pressed Accept, but step 2 is flagged" in text
+            assert "the reject reason 'A step is wrong' is chosen" in text
+            assert page.url == url
+            assert _labels(db, "chain") == []
+            _screenshot(page, "chain-confirm-accept")
+            page.keyboard.press("Escape")
+            assert box.is_hidden()
+            assert _labels(db, "chain") == []
+            page.keyboard.press("a")  # asks again
+            box.wait_for(state="visible")
+            page.keyboard.press("y")
+            page.wait_for_url(lambda u: u != url)
+            _wait_ready(page)
+            # The next chain has nothing flagged: A sends at once.
+            second = page.url
+            page.keyboard.press("a")
+            page.wait_for_url(lambda u: u != second)
+            with db.read() as session:
+                rows = session.execute(select(Annotation).order_by(Annotation.id)).scalars().all()
+                first = rows[0]
+                assert [r.label for r in rows] == ["accept", "accept"]
+                assert first.reason is None
+                assert first.step_flags == [[], ["wrong"], [], [], [], []]
+            assert problems == [], problems
+            context.close()
+    finally:
+        db.dispose()
+
+
 def test_adjudicate_and_export(browser, app_server):
     server, db = app_server["server"], app_server["db"]
     # ben and cleo label p0 (ana said match): 2 no_match against 1 match, a majority

@@ -28,18 +28,16 @@ CacheDir = Annotated[
 @app.command("info")
 @handle_errors
 def info(cache_dir: CacheDir = None) -> None:
-    """Show the cache location, size and entries per encoder identity."""
-    from crystalbench.encoders import EmbeddingStore
+    """Show the cache location, size and entries per encoder (read only: creates nothing)."""
+    from crystalbench.encoders.cache import inspect_cache
 
-    path = EmbeddingStore.default_path(cache_dir)
-    if not path.is_file():
-        console.print(f"no embedding cache at {path} (nothing cached there yet)", highlight=False)
+    summary = inspect_cache(cache_dir)
+    if not summary.exists:
+        console.print(f"no embedding cache at {summary.path}", highlight=False)
         return
-    stats = EmbeddingStore(path).stats()
-    size = stats.pop("__bytes__")
-    console.print(f"cache file: {path}", highlight=False)
-    console.print(f"size: {size / 1e6:.1f} MB")
-    for encoder, count in sorted(stats.items()):
+    console.print(f"cache file: {summary.path}", highlight=False)
+    console.print(f"size: {summary.size_bytes / 1e6:.1f} MB")
+    for encoder, count in sorted(summary.entries.items()):
         console.print(f"  {encoder}: {count} embeddings", highlight=False)
 
 
@@ -58,10 +56,12 @@ def clear(
 ) -> None:
     """Delete cached embeddings (all, or one encoder identity's)."""
     from crystalbench.encoders import EmbeddingStore
+    from crystalbench.encoders.cache import inspect_cache
 
-    path = EmbeddingStore.default_path(cache_dir)
-    if not path.is_file():
-        console.print(f"no embedding cache at {path}: nothing to clear", highlight=False)
+    summary = inspect_cache(cache_dir)
+    if not summary.exists:
+        console.print(f"no embedding cache at {summary.path}: nothing to clear", highlight=False)
         return
-    removed = EmbeddingStore(path).clear(encoder)
-    console.print(f"removed {removed} embeddings from {path}", highlight=False)
+    store = EmbeddingStore.default(cache_dir)
+    removed = store.clear(encoder)
+    console.print(f"removed {removed} embeddings from {store.path}")

@@ -1,4 +1,5 @@
-"""``crystal demo``: score the bundled sample's prediction sets and print a leaderboard."""
+"""``crystal demo``: score the bundled sample's prediction sets and print a leaderboard; with
+``--construction``, run the construction life cycle offline instead."""
 
 from __future__ import annotations
 
@@ -21,18 +22,48 @@ from crystalbench.defaults import OFFLINE_ENCODER
 @handle_errors
 def demo(
     out: Annotated[
-        Path, typer.Option("--out", "-o", metavar="FOLDER", help="Where results go")
-    ] = Path("crystal-demo"),
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FOLDER",
+            help="Where results go [default: crystal-demo; crystal-demo/construction]",
+        ),
+    ] = None,
     encoder: Annotated[
         str, typer.Option(metavar="NAME", help="Sentence encoder (the bundled offline MiniLM)")
     ] = OFFLINE_ENCODER,
     report: Annotated[
         bool, typer.Option("--report/--no-report", help="Write OUT/report.html")
     ] = True,
+    construction: Annotated[
+        bool,
+        typer.Option(
+            "--construction",
+            help="Build a benchmark from the sample's source copies instead: data build, "
+            "references build against scripted loopback models, review import, infer, score",
+        ),
+    ] = False,
     progress: ShowProgress = True,
     quiet: Quiet = False,
 ) -> None:
-    """Score the sample benchmark's model styles offline and print the paper's Table 2 columns."""
+    """Score the sample benchmark's model styles offline and print the paper's Table 2 columns.
+
+    With --construction, run the whole construction life cycle offline instead, printing each
+    command it runs (crystalbench.construction_demo)."""
+    if construction:
+        from crystalbench.construction_demo import run_construction_demo
+
+        run_construction_demo(
+            out or Path("crystal-demo/construction"),
+            encoder=encoder,
+            echo=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+        )
+        return
+    _score_demo(out or Path("crystal-demo"), encoder, report, progress and not quiet)
+
+
+def _score_demo(out: Path, encoder: str, report: bool, progress: bool) -> None:
     from crystalbench.config import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
     from crystalbench.scoring_job import ScoreJob, score_job
@@ -48,11 +79,11 @@ def demo(
         f"[bold]crystalbench demo[/]: {len(sets)} model styles on the bundled sample "
         f"({len(bench)} items), encoder [bold]{encoder}[/]"
     )
-    with progress_hook(progress and not quiet) as hook:
+    with progress_hook(progress) as hook:
         done = score_job(job, out, benchmark=bench, progress=hook)
     rows = [(name, run.summary) for name, run in done.runs.items()]
     console.print(leaderboard_table(rows, title="CRYSTAL sample leaderboard"))
-    path: Path | None = None
+    path = None
     if report:
         from crystalbench.report import build_report
 
@@ -71,7 +102,8 @@ def _print_notes(encoder: str, out: Path, report: Path | None) -> None:
         "Read it as the paper does: a terse model has precision far above recall; a verbose "
         "one buys recall with precision; scrambled steps keep Match F1 but lose LIS and "
         "Ordered F1; a right answer does not mean sound reasoning (accuracy vs Match F1).\n"
-        f"Per-item results with matched step pairs: {out}/<style>/examples.jsonl"
+        f"Per-item results with matched step pairs: {out}/<style>/examples.jsonl",
+        highlight=False,
     )
     if report is not None:
-        console.print(f"Diagnostic report (open in a browser): {report}")
+        console.print(f"Diagnostic report (open in a browser): {report}", highlight=False)

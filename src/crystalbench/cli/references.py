@@ -264,3 +264,25 @@ def regenerate(
     result, count = regenerate_from_job(config, out, on_event=_events(progress and not quiet))
     console.print(f"sent back {count} item(s)", highlight=False)
     _print_result(result)
+
+
+@references_app.command("demo-server")
+@handle_errors
+def demo_server(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: a free one)")] = 8431,
+) -> None:
+    """Serve scripted generators, a validator and model styles from the bundled sample
+    (OpenAI-compatible, loopback only), to try `references build` and `infer` without a GPU."""
+    from crystalbench.references.demo_server import DemoServer, served_models
+
+    server = DemoServer(port)
+    console.print(f"demo server at {server.url} serving {', '.join(served_models())}")
+    console.print(
+        f"try: crystal references build --items ITEMS -o OUT --encoder minilm-offline "
+        f"-g gen-literal={server.url} -g gen-grounded={server.url} "
+        f"-g gen-terse={server.url} -g gen-digressive={server.url} "
+        f"--validator validator={server.url}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    server.serve_forever()

@@ -95,8 +95,30 @@ def load_hub(
 
     Raises:
         BenchmarkUnavailableError: No network, hub unreachable, or access not granted; the
-            message explains how to pass a local copy instead.
+            message explains how to pass a local copy instead. An unreachable hub is found
+            out in seconds (:func:`crystalbench.hub_access.hub_unreachable_reason`), before
+            ``datasets`` would spend minutes retrying; in offline mode (``HF_HUB_OFFLINE=1``)
+            ``datasets`` is asked for the copy it cached.
     """
+    import importlib.util
+
+    from crystalbench.hub_access import hub_unreachable_reason, offline_mode
+
+    if importlib.util.find_spec("datasets") is None:
+        datasets_module(f"the hub dataset {hub_id}")  # raises, naming the extra
+    reason = hub_unreachable_reason()
+    if reason is not None and offline_mode() is None:
+        raise hub_unavailable(
+            hub_id,
+            split,
+            config=config,
+            revision=revision,
+            exc=ConnectionError(reason),
+            option=option,
+            alternatives=(alternatives + " " if alternatives else "")
+            + "A copy an earlier download left in the datasets cache loads with "
+            "HF_HUB_OFFLINE=1.",
+        )
     datasets = datasets_module(f"the hub dataset {hub_id}")
     try:
         return datasets.load_dataset(hub_id, config, split=split, revision=revision)

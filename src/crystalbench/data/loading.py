@@ -56,6 +56,7 @@ from crystalbench.data.images import (
 )
 from crystalbench.errors import ImageError, InputError
 from crystalbench.io import InputLimits, read_jsonl
+from crystalbench.paths import local_path
 from crystalbench.types import BenchmarkItem
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
@@ -234,8 +235,10 @@ def load_benchmark(
 
     Raises:
         InputError: A local file is malformed (names file, line and field), an item's
-            image lies outside the allowed folders, or (``require_references``) an item has
-            no reference steps.
+            image lies outside the allowed folders, (``require_references``) an item has
+            no reference steps, or ``spec`` looks like a local path and does not exist
+            (:func:`crystalbench.paths.local_path`: "no such file or folder", before any hub
+            lookup).
         BenchmarkUnavailableError: The hub dataset cannot be reached or is gated.
 
     Examples:
@@ -248,8 +251,8 @@ def load_benchmark(
         return load_jsonl_benchmark(
             SAMPLE_DIR / "benchmark.jsonl", name="sample", image_root=image_root, limits=limits
         )
-    path = Path(text).expanduser()
-    if path.exists():
+    path = local_path(text, what="benchmark")
+    if path is not None:
         if path.is_dir():
             for file_name in ("benchmark.jsonl", ITEM_SET_FILE):
                 if (path / file_name).is_file():

@@ -141,9 +141,13 @@ class AutoEncoder:
                 "yet, and making one (or running the model with torch) needs torch and "
                 f"sentence-transformers: {install_command('embed,onnx')}"
             )
+        from crystalbench.encoders.model_files import HubUnreachableError
+
         try:
             self.onnx.export()
-        except Exception as exc:  # any export failure falls back to the torch path
+        except HubUnreachableError:  # torch could not get the model either: say so at once
+            raise
+        except Exception as exc:  # any other export failure falls back to the torch path
             LOG.warning(
                 "could not export encoder %r to ONNX (%s: %s); running it with torch",
                 self.onnx.name,

@@ -124,7 +124,7 @@ class EmbeddingStore:
     def default_path(cache_dir: str | Path | None = None) -> Path:
         """Where :meth:`default` keeps its file (nothing is created)."""
         folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        return folder / "embeddings.sqlite"
+        return folder / CACHE_FILE
 
     def get_many(self, encoder: str, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
         """Vectors found for ``keys`` (missing keys are absent from the result).
@@ -266,6 +266,71 @@ class EmbeddingStore:
         """Close the connection."""
         with self._lock:
             self._conn.close()
+
+
+CACHE_FILE = "embeddings.sqlite"
+"""The embedding cache's file inside its folder."""
+
+
+@dataclass(frozen=True)
+class CacheSummary:
+    """What an embedding cache holds, read without changing (or creating) anything."""
+
+    path: Path
+    """The cache file (it need not exist)."""
+    exists: bool
+    """Whether there is a cache there."""
+    size_bytes: int
+    """The file's size with its write-ahead log (0 when there is none)."""
+    entries: dict[str, int]
+    """Cached vectors per encoder identity."""
+
+
+def inspect_cache(cache_dir: str | Path | None = None) -> CacheSummary:
+    """The embedding cache in ``cache_dir`` (or :func:`default_cache_dir`), read only.
+
+    Unlike :meth:`EmbeddingStore.default`, nothing is created: no folder, no file, no schema,
+    no migration; a folder without a cache is reported as such.
+
+    Raises:
+        InputError: The file is there but is not a readable embedding cache.
+
+    Examples:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp()) / "new"
+        >>> inspect_cache(folder).exists, folder.exists()
+        (False, False)
+    """
+    folder = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    path = folder / CACHE_FILE
+    if not path.is_file():
+        return CacheSummary(path=path, exists=False, size_bytes=0, entries={})
+    size = sum(p.stat().st_size for p in folder.glob(CACHE_FILE + "*") if p.is_file())
+    # Without a write-ahead log (closed cleanly, nobody writing) the file is read as it is,
+    # so SQLite creates no -wal/-shm beside it; with one, read-only mode reads the log too.
+    quiet = not (folder / f"{CACHE_FILE}-wal").exists()
+    mode = "immutable=1" if quiet else "mode=ro"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=60.0)
+    except sqlite3.Error as exc:
+        from crystalbench.errors import InputError
+
+        raise InputError(f"cannot open the embedding cache ({exc})", path=path) from None
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        table = "vectors" if "vectors" in tables else "embeddings" if "embeddings" in tables else ""
+        counts = (
+            dict(conn.execute(f"SELECT encoder, COUNT(*) FROM {table} GROUP BY encoder"))
+            if table
+            else {}
+        )
+    except sqlite3.Error as exc:
+        from crystalbench.errors import InputError
+
+        raise InputError(f"not a readable embedding cache ({exc})", path=path) from None
+    finally:
+        conn.close()
+    return CacheSummary(path=path, exists=True, size_bytes=size, entries=counts)
 
 
 class _Transaction:

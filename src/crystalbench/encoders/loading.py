@@ -48,7 +48,12 @@ def load_single_encoder(
                 f"the hash encoder has no {backend}/{dtype} variant; it only runs as is"
             )
         return HashEncoder()
+    from crystalbench.defaults import OFFLINE_ENCODER
+    from crystalbench.paths import local_path
     from crystalbench.settings import ENCODE_BATCH_SIZE
+
+    if name != OFFLINE_ENCODER:
+        local_path(name, option="--encoder")  # a mistyped folder is not sent to the hub
 
     def torch_encoder() -> Encoder:
         from crystalbench.encoders.sentence import SentenceTransformerEncoder

@@ -34,6 +34,13 @@ import numpy as np
 
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
+from crystalbench.encoders.model_files import (
+    hub_model_source,
+    local_hub_snapshot,
+    local_model_folder,
+    offline_model_path,
+    quiet_weight_loading,
+)
 from crystalbench.errors import EncoderUnavailableError
 from crystalbench.extras import require
 from crystalbench.settings import ENCODE_BATCH_SIZE
@@ -89,70 +96,6 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
 
 
-def hub_cache_folders() -> list[Path]:
-    """Folders where the Hugging Face hub (and older sentence-transformers) keep models.
-
-    ``$HF_HUB_CACHE`` (or ``$HUGGINGFACE_HUB_CACHE``), else ``$HF_HOME/hub``, else
-    ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub``; then
-    ``$SENTENCE_TRANSFORMERS_HOME``. Read without importing ``huggingface_hub``.
-    """
-    folders: list[Path] = []
-    explicit = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
-    if explicit:
-        folders.append(Path(explicit).expanduser())
-    elif os.environ.get("HF_HOME"):
-        folders.append(Path(os.environ["HF_HOME"]).expanduser() / "hub")
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-        folders.append(base / "huggingface" / "hub")
-    if os.environ.get("SENTENCE_TRANSFORMERS_HOME"):
-        folders.append(Path(os.environ["SENTENCE_TRANSFORMERS_HOME"]).expanduser())
-    return folders
-
-
-def local_hub_snapshot(repo: str) -> Path | None:
-    """The locally cached snapshot of hub model ``repo`` (``org/name``), or ``None``.
-
-    Follows ``refs/main`` of the hub cache layout (``models--org--name/snapshots/<rev>``),
-    else takes the only snapshot there is; also finds the flat ``org_name`` folders of
-    older sentence-transformers caches. Nothing is imported or downloaded.
-    """
-    for base in hub_cache_folders():
-        folder = base / ("models--" + repo.replace("/", "--"))
-        snapshots = folder / "snapshots"
-        ref = folder / "refs" / "main"
-        if ref.is_file():
-            candidate = snapshots / ref.read_text(encoding="utf-8").strip()
-            if (candidate / "config.json").is_file():
-                return candidate
-        if snapshots.is_dir():
-            found = [p for p in snapshots.iterdir() if (p / "config.json").is_file()]
-            if len(found) == 1:
-                return found[0]
-        flat = base / repo.replace("/", "_")
-        if (flat / "config.json").is_file():
-            return flat
-    return None
-
-
-def local_model_folder(name_or_path: str) -> Path | None:
-    """The model's folder when it is on this machine and found without importing anything
-    (``minilm-offline``, a folder, the hub cache read directly), else ``None``."""
-    if name_or_path == OFFLINE_ENCODER:
-        from crystalbench.encoders.sentence import offline_model_path
-
-        try:
-            return offline_model_path()
-        except EncoderUnavailableError:
-            return None
-    path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    repo = name_or_path if "/" in name_or_path else f"sentence-transformers/{name_or_path}"
-    return local_hub_snapshot(repo)
-
-
 def resolve_model_folder(name_or_path: str) -> Path:
     """Local folder holding a sentence-transformers model given by name, path or hub id.
 
@@ -164,8 +107,6 @@ def resolve_model_folder(name_or_path: str) -> Path:
         EncoderUnavailableError: The model cannot be found or downloaded.
     """
     if name_or_path == OFFLINE_ENCODER:
-        from crystalbench.encoders.sentence import offline_model_path
-
         return offline_model_path()
     path = Path(name_or_path).expanduser()
     if path.is_dir():
@@ -174,6 +115,7 @@ def resolve_model_folder(name_or_path: str) -> Path:
     cached = local_hub_snapshot(repo)
     if cached is not None:
         return cached
+    hub_model_source(name_or_path)  # fails at once when the hub cannot be reached
     try:
         from huggingface_hub import snapshot_download
     except ImportError as exc:  # pragma: no cover - huggingface_hub comes with transformers
@@ -215,7 +157,8 @@ def export_sentence_transformer(model_folder: Path, target: Path) -> OnnxExport:
     )
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(model_folder), device="cpu")
+    with quiet_weight_loading():
+        model = SentenceTransformer(str(model_folder), device="cpu")
     model.eval()
     tokenizer = model.tokenizer
     sample = model.preprocess(["A short sentence.", "A second, slightly longer sentence here."])

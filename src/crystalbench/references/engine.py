@@ -109,6 +109,42 @@ def endpoint_api_key(endpoint: ModelEndpoint) -> str | None:
     return api_key_from_env(endpoint.api_key_env, what=f"model {endpoint.name}")
 
 
+def check_endpoint_urls(config: ReferencesConfig) -> None:
+    """Refuse a configuration whose models the HTTP engines cannot reach: every generator
+    (and the validator, when it runs) needs a base URL. All of them are named at once.
+
+    Raises:
+        InputError: Models without a base URL, with the flag that gives each one.
+
+    Examples:
+        >>> from crystalbench.references.config import load_references_config
+        >>> config = load_references_config(overrides={
+        ...     "generators": [{"name": "qwen"}, {"name": "gemma", "base_urls": ["http://h/v1"]}],
+        ...     "validate": False})
+        >>> check_endpoint_urls(config)
+        Traceback (most recent call last):
+        ...
+        crystalbench.errors.InputError: field base_urls: generator 'qwen' has no base URL: \
+pass --generator 'qwen=http://HOST:PORT/v1' (or set its base_urls in the config file)
+    """
+    flags = [
+        f"generator {g.name!r} has no base URL: pass --generator '{g.name}=http://HOST:PORT/v1'"
+        for g in config.generators
+        if not g.base_urls
+    ]
+    validator = config.validator
+    if config.validating and validator is not None and not validator.base_urls:
+        flags.append(
+            f"the validator {validator.name!r} has no base URL: pass --validator "
+            f"'{validator.name}=http://HOST:PORT/v1' (or --no-validator to accept every "
+            "consensus chain)"
+        )
+    if flags:
+        raise InputError(
+            "; ".join(flags) + " (or set its base_urls in the config file)", field="base_urls"
+        )
+
+
 def build_endpoint_backend(endpoint: ModelEndpoint, config: ReferencesConfig) -> AsyncBackend:
     """The OpenAI-compatible backend of one endpoint.
 

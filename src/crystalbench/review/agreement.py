@@ -15,6 +15,16 @@ What is computed (the admin page and the exports use these, nothing else):
 
 Gold tasks are left out of agreement and decided by their own gold label; they measure each
 annotator's accuracy instead.
+
+- **Agreement with the final label** per annotator (:func:`annotator_stats`, the admin page's
+  "Agrees with final label"): of the annotator's current labels on regular tasks whose final
+  label is settled by other people too (adjudicated, or unanimous or a majority among two or
+  more labels), the share equal to that final label. An adjudicator overruling the annotator
+  counts against them; a tie not yet adjudicated, a task labelled by the annotator alone,
+  gold tasks (the gold column) and the annotator's ``unsure`` labels (abstentions, as in the
+  agreement figures) are left out and do not count either way. Before, ties were left out
+  even once adjudicated, so an annotator whose three disputed labels were all overruled
+  still read 100 %.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from typing import Any
 from sqlalchemy import select
 
 from crystalbench.agreement import RaterAgreement, rater_agreement
-from crystalbench.review.labels import FINAL_STATUSES, Decision, final_decision, majority_label
+from crystalbench.review.labels import FINAL_STATUSES, Decision, final_decision
 from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
 from crystalbench.settings import (
     REVIEW_FAST_LABEL_MS,
@@ -231,8 +241,16 @@ class AnnotatorStats:
     per_hour: float | None
     gold_seen: int
     gold_right: int
-    agreement_with_majority: float | None
+    final_compared: int
+    """Labels compared with a settled final label (see the module docstring)."""
+    final_agreed: int
+    """Of those, the ones equal to it."""
     flags: list[str]
+
+    @property
+    def agreement_with_final(self) -> float | None:
+        """Share of the compared labels equal to the final label (``None``: none compared)."""
+        return self.final_agreed / self.final_compared if self.final_compared else None
 
     @property
     def gold_accuracy(self) -> float | None:
@@ -240,10 +258,40 @@ class AnnotatorStats:
         return self.gold_right / self.gold_seen if self.gold_seen else None
 
 
+def settled_label(outcome: TaskOutcome) -> str | None:
+    """A regular task's final label when people other than any one annotator settled it: an
+    adjudicator's, or the unanimous or majority label of two or more current labels; else
+    ``None`` (gold tasks, ties not yet adjudicated, a single label, too few labels).
+
+    Examples:
+        >>> from crystalbench.review.labels import final_decision
+        >>> def task(labels, adjudicated=None):
+        ...     outcome = TaskOutcome(1, "pair", "p", "i", 2, False, None, 0, {}, {})
+        ...     outcome.current = [LabelRow(k, k, f"a{k}", label, None, None, None, None, "",
+        ...                                 None) for k, label in enumerate(labels)]
+        ...     outcome.decision = final_decision(labels, 2, adjudicated)
+        ...     return outcome
+        >>> settled_label(task(["match", "no_match"])) is None  # a tie, not adjudicated
+        True
+        >>> settled_label(task(["match", "no_match"], adjudicated="no_match"))
+        'no_match'
+        >>> settled_label(task(["match", "match"])), settled_label(task(["match"]))
+        ('match', None)
+    """
+    if outcome.is_gold or outcome.decision is None or outcome.decision.label is None:
+        return None
+    if outcome.decision.status == "adjudicated":
+        return outcome.decision.label
+    if len(outcome.current) < 2:
+        return None
+    return outcome.decision.label
+
+
 def annotator_stats(
     session: Any, outcomes: Sequence[TaskOutcome], kind: str
 ) -> list[AnnotatorStats]:
-    """Counts, pace, gold accuracy and agreement with the majority per annotator."""
+    """Counts, pace, gold accuracy and agreement with the final label per annotator (its
+    definition is in the module docstring)."""
     users = session.execute(select(User).order_by(User.name)).scalars().all()
     durations: dict[int, list[float]] = defaultdict(list)
     held: dict[int, int] = defaultdict(int)
@@ -262,7 +310,7 @@ def annotator_stats(
     agree: dict[int, list[bool]] = defaultdict(list)
     client_ms: dict[int, list[int]] = defaultdict(list)
     for outcome in outcomes:
-        majority = majority_label(outcome.labels) if len(outcome.current) >= 2 else None
+        final = settled_label(outcome)
         for row in outcome.current:
             counts[row.user_id] += 1
             if row.duration_ms is not None:
@@ -270,8 +318,8 @@ def annotator_stats(
             if outcome.is_gold and outcome.gold_label is not None:
                 gold_seen[row.user_id] += 1
                 gold_right[row.user_id] += row.label == outcome.gold_label
-            elif majority is not None:
-                agree[row.user_id].append(row.label == majority)
+            elif final is not None and row.label != "unsure":
+                agree[row.user_id].append(row.label == final)
     stats = []
     for user in users:
         if not counts[user.id] and not held[user.id]:
@@ -294,9 +342,8 @@ def annotator_stats(
                 per_hour=3600.0 / seconds if seconds else None,
                 gold_seen=seen,
                 gold_right=gold_right[user.id],
-                agreement_with_majority=(
-                    sum(agree[user.id]) / len(agree[user.id]) if agree[user.id] else None
-                ),
+                final_compared=len(agree[user.id]),
+                final_agreed=sum(agree[user.id]),
                 flags=flags,
             )
         )

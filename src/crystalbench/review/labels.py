@@ -98,6 +98,37 @@ class SubmissionError(ValueError):
     """A submitted form is not a valid label (the page shows the message)."""
 
 
+class AcceptNeedsConfirmation(SubmissionError):
+    """Accept was pressed while steps are flagged or a reject reason is chosen, and not
+    confirmed (``confirm_accept=1``): the page asks whether to accept anyway."""
+
+
+def accept_conflicts(step_flags: Sequence[Sequence[str]], reason: str | None) -> str | None:
+    """What contradicts an Accept: the flagged steps (1-based) and a chosen reject reason, in
+    one sentence; ``None`` when nothing does.
+
+    Examples:
+        >>> accept_conflicts([[], ["wrong"], [], ["unjustified", "wrong"]], None)
+        'steps 2 and 4 are flagged'
+        >>> accept_conflicts([["not_visible"]], "wrong_step")
+        "step 1 is flagged and the reject reason 'A step is wrong' is chosen"
+        >>> accept_conflicts([[]], None) is None
+        True
+    """
+    flagged = [str(index + 1) for index, flags in enumerate(step_flags) if flags]
+    parts = []
+    if flagged:
+        listed = (
+            flagged[0] if len(flagged) == 1 else ", ".join(flagged[:-1]) + " and " + flagged[-1]
+        )
+        parts.append(f"step{'s' if len(flagged) > 1 else ''} {listed} "
+                     f"{'are' if len(flagged) > 1 else 'is'} flagged")  # fmt: skip
+    if reason is not None:
+        text = REJECT_REASON_TEXT.get(reason, reason)
+        parts.append(f"the reject reason {text!r} is chosen")
+    return " and ".join(parts) or None
+
+
 @dataclass(frozen=True)
 class Submission:
     """A checked label: what the annotation row will hold."""
@@ -131,9 +162,14 @@ def parse_submission(kind: str, form: Mapping[str, str], n_steps: int = 0) -> Su
     """Check a label form of a pair (``label``) or a chain (``verdict``, ``reason``,
     ``note``, ``flag-<step>-<flag>`` boxes).
 
+    An Accept while steps are flagged or a reject reason is chosen must be confirmed
+    (``confirm_accept=1``, the page's "Accept anyway"): the flags are kept, the reason is
+    dropped. ``confirm_accept=1`` alone means Accept.
+
     Raises:
         SubmissionError: An unknown label, reason or flag, a reject without a reason, an
             ``other`` without a note, or a note that is too long.
+        AcceptNeedsConfirmation: An Accept with flags or a reason, not confirmed.
 
     Examples:
         >>> parse_submission("pair", {"label": "match"}).label
@@ -141,6 +177,15 @@ def parse_submission(kind: str, form: Mapping[str, str], n_steps: int = 0) -> Su
         >>> form = {"verdict": "reject", "reason": "wrong_step", "flag-1-wrong": "on"}
         >>> parse_submission("chain", form, n_steps=2).step_flags
         [[], ['wrong']]
+        >>> parse_submission("chain", {"verdict": "accept", "flag-0-wrong": "on"}, n_steps=2)
+        Traceback (most recent call last):
+        ...
+        crystalbench.review.labels.AcceptNeedsConfirmation: You pressed Accept, but step 1 is \
+flagged. Accept anyway (step flags are kept with your review, a reject reason is dropped), or \
+reject the chain, or clear them first.
+        >>> form = {"verdict": "accept", "flag-0-wrong": "on", "confirm_accept": "1"}
+        >>> parse_submission("chain", form, n_steps=2).step_flags
+        [['wrong'], []]
         >>> parse_submission("chain", {"verdict": "reject"}, n_steps=2)
         Traceback (most recent call last):
         ...
@@ -153,7 +198,8 @@ def parse_submission(kind: str, form: Mapping[str, str], n_steps: int = 0) -> Su
         if label not in PAIR_LABELS:
             raise SubmissionError(f"label must be one of {', '.join(PAIR_LABELS)}")
         return Submission(label=label, note=note, duration_ms=duration)
-    verdict = form.get("verdict", "")
+    confirmed = form.get("confirm_accept", "") == "1"
+    verdict = form.get("verdict", "") or ("accept" if confirmed else "")
     if verdict not in CHAIN_VERDICTS:
         raise SubmissionError("choose accept or reject")
     flags: list[list[str]] = [[] for _ in range(n_steps)]
@@ -175,6 +221,13 @@ def parse_submission(kind: str, form: Mapping[str, str], n_steps: int = 0) -> Su
         if reason == "other" and note is None:
             raise SubmissionError("the reason 'other' needs a note")
     else:
+        conflicts = accept_conflicts(flags, reason)
+        if conflicts is not None and not confirmed:
+            raise AcceptNeedsConfirmation(
+                f"You pressed Accept, but {conflicts}. Accept anyway (step flags are kept "
+                "with your review, a reject reason is dropped), or reject the chain, or clear "
+                "them first."
+            )
         reason = None
     return Submission(
         label=verdict, reason=reason, note=note, step_flags=flags, duration_ms=duration

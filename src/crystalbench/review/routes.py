@@ -40,6 +40,7 @@ from crystalbench.review.labels import (
     PAIR_LABEL_TEXT,
     REJECT_REASON_TEXT,
     STEP_FLAG_TEXT,
+    AcceptNeedsConfirmation,
     SubmissionError,
     parse_submission,
 )
@@ -232,7 +233,12 @@ def work_done(context: Context) -> Any:
 
 
 def _task_page(
-    context: Context, task_id: int, *, status: int = 200, message: str | None = None
+    context: Context,
+    task_id: int,
+    *,
+    status: int = 200,
+    message: str | None = None,
+    confirm_accept: str | None = None,
 ) -> Any:
     """Render a task given to this user (one read transaction for everything on the page)."""
     assert context.user is not None
@@ -262,6 +268,7 @@ def _task_page(
         reasons=REJECT_REASON_TEXT,
         step_flags=STEP_FLAG_TEXT,
         form=context.form,
+        confirm_accept=confirm_accept,
     )
 
 
@@ -286,6 +293,8 @@ def submit(context: Context) -> Any:
                 session, context.user, task_id, submission, remote=context.remote
             )
             following = None if outcome.status == "late" else _hand_out(context, session, kind)
+    except AcceptNeedsConfirmation as exc:  # the page asks: accept anyway?
+        return _task_page(context, task_id, status=400, confirm_accept=str(exc))
     except SubmissionError as exc:
         return _task_page(context, task_id, status=400, message=str(exc))
     if outcome.status == "late":

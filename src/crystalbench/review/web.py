@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
 from crystalbench.review.models import LoginSession, User
 from crystalbench.review.settings import ReviewSettings
-from crystalbench.serving.guards import BodyTooLarge
+from crystalbench.serving.guards import CLOSING_STATUSES, BodyRefused
 from crystalbench.serving.guards import RequestGuard as _RequestGuard
 from crystalbench.settings import (
     REVIEW_LOGIN_COOKIE,
@@ -31,6 +31,8 @@ from crystalbench.settings import (
     REVIEW_MAX_HEADER_BYTES,
     REVIEW_SESSION_CACHE_S,
     REVIEW_SESSION_COOKIE,
+    SERVING_BODY_GRACE_S,
+    SERVING_MIN_BODY_BYTES_PER_S,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -57,15 +59,28 @@ class RequestGuard(_RequestGuard):
     """The shared :class:`crystalbench.serving.guards.RequestGuard` (431 for a request line
     plus headers over ``max_header_bytes``; for a state-changing method 411 for a chunked
     body, 400 for a malformed ``Content-Length``, 413 for one over ``max_body_bytes`` and for
-    a body that turns out longer than it said), with plain-text refusals, security headers on
+    a body that turns out longer than it said, 408 for a body slower than the minimum rate
+    after its grace period), with plain-text refusals, security headers on
     every response (CSP, nosniff, no framing) and ``Cache-Control: no-store`` on every page
     (not on static files).
     """
 
     def __init__(
-        self, app: Any, *, max_body_bytes: int, max_header_bytes: int = REVIEW_MAX_HEADER_BYTES
+        self,
+        app: Any,
+        *,
+        max_body_bytes: int,
+        max_header_bytes: int = REVIEW_MAX_HEADER_BYTES,
+        min_body_bytes_per_s: float = SERVING_MIN_BODY_BYTES_PER_S,
+        body_grace_s: float = SERVING_BODY_GRACE_S,
     ) -> None:
-        super().__init__(app, max_header_bytes=max_header_bytes, max_body_bytes=max_body_bytes)
+        super().__init__(
+            app,
+            max_header_bytes=max_header_bytes,
+            max_body_bytes=max_body_bytes,
+            min_body_bytes_per_s=min_body_bytes_per_s,
+            body_grace_s=body_grace_s,
+        )
 
     def response_headers(
         self, scope: Mapping[str, Any], headers: list[tuple[bytes, bytes]]
@@ -333,8 +348,8 @@ def page(
             try:
                 body = await request.body()
                 form = parse_form(request.headers.get("content-type", ""), body)
-            except BodyTooLarge:
-                problem = FormError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "body too long")
+            except BodyRefused as exc:  # too long, or arriving too slowly
+                problem = FormError(exc.status, exc.message)
             except FormError as exc:
                 problem = exc
         arguments = (handler, request, state, form, problem, role, post, csrf)
@@ -366,7 +381,8 @@ def _run(
     if post and not same_origin(request.headers):
         return context.error(HTTPStatus.FORBIDDEN, "cross-site request refused")
     if problem is not None:
-        return context.error(problem.status, str(problem))
+        closing = {"connection": "close"} if problem.status in CLOSING_STATUSES else {}
+        return context.error(problem.status, str(problem), **closing)
     if role is not None:
         if user is None:
             if post:

@@ -13,11 +13,16 @@ layer is :mod:`crystalbench.rewards.server_http`, its guards and connection hand
 - connections: a listen backlog of 2,048; beyond ``max_connections`` open connections new
   requests get 503 at once (uvicorn's ``limit_concurrency``; the client retries 503);
 - slow or silent clients: a connection idle for ``idle_timeout_s`` (before its first request
-  or between requests) is closed, request headers must arrive within ``header_timeout_s``
-  and the body within ``body_timeout_s`` (408), headers are capped at ``max_header_bytes``
-  (431);
-- work: at most ``max_active_requests`` requests are read, decoded and scored at once (the
-  others wait their turn, up to ``request_timeout_s``); bodies are decoded and replies
+  or between requests) is closed, request headers must arrive within ``header_timeout_s``,
+  a body must keep arriving at ``min_body_bytes_per_s`` on average once its first
+  ``body_grace_s`` seconds are over and be whole within ``body_timeout_s`` (408 and the
+  connection closed otherwise: :func:`crystalbench.serving.guards.paced_receive`, the rule
+  the review app applies too), headers are capped at ``max_header_bytes`` (431);
+- work: a request is read first, holding no scoring slot (bodies being read reserve their
+  ``Content-Length`` from ``max_buffered_body_bytes``, which bounds their memory), then at
+  most ``max_active_requests`` requests are decoded and scored at once (the others wait
+  their turn, up to ``request_timeout_s``), so clients that announce a body and send it
+  slowly or never cannot delay anyone else's request; bodies are decoded and replies
   encoded on ``decode_workers`` threads, never on the event loop; all scoring happens on one
   worker thread that owns the scorer (encoders are not thread-safe), where queued requests
   are coalesced into one encoder pass;
@@ -80,7 +85,12 @@ from crystalbench.rewards.server_http import (
 )
 from crystalbench.rewards.types import REWARD_KINDS, RewardSignals
 from crystalbench.serving.connections import bind_socket, guarded_protocol, is_loopback
-from crystalbench.serving.guards import HttpError, check_body_length, read_request_body
+from crystalbench.serving.guards import (
+    BodyBudget,
+    HttpError,
+    check_body_length,
+    read_request_body,
+)
 from crystalbench.settings import (
     REWARD_SERVER_BACKLOG,
     REWARD_SERVER_BODY_TIMEOUT_S,
@@ -90,6 +100,7 @@ from crystalbench.settings import (
     REWARD_SERVER_MAX_ACTIVE_REQUESTS,
     REWARD_SERVER_MAX_BATCH_ROWS,
     REWARD_SERVER_MAX_BODY_BYTES,
+    REWARD_SERVER_MAX_BUFFERED_BODY_BYTES,
     REWARD_SERVER_MAX_CONNECTIONS,
     REWARD_SERVER_MAX_HEADER_BYTES,
     REWARD_SERVER_MAX_INT_DIGITS,
@@ -98,6 +109,8 @@ from crystalbench.settings import (
     REWARD_SERVER_MAX_WAIT_MS,
     REWARD_SERVER_REQUEST_TIMEOUT_S,
     REWARD_SERVER_SHUTDOWN_TIMEOUT_S,
+    SERVING_BODY_GRACE_S,
+    SERVING_MIN_BODY_BYTES_PER_S,
 )
 from crystalbench.types import BenchmarkItem, Record
 
@@ -125,7 +138,11 @@ class ServerLimits(Record):
     max_connections: int = Field(REWARD_SERVER_MAX_CONNECTIONS, ge=1)
     """Open connections beyond which new requests get 503 at once."""
     max_active_requests: int = Field(REWARD_SERVER_MAX_ACTIVE_REQUESTS, ge=1)
-    """Requests read, decoded and scored at once; the others wait their turn."""
+    """Requests decoded and scored at once (taken once the body has arrived); the others wait
+    their turn."""
+    max_buffered_body_bytes: int = Field(REWARD_SERVER_MAX_BUFFERED_BODY_BYTES, ge=1024)
+    """Bytes of bodies read at once over all connections (each reserves its
+    ``Content-Length``; one that does not fit waits, up to ``request_timeout_s``)."""
     decode_workers: int = Field(REWARD_SERVER_DECODE_WORKERS, ge=1)
     """Threads that decode request bodies and encode replies."""
     idle_timeout_s: float = Field(REWARD_SERVER_IDLE_TIMEOUT_S, gt=0.0)
@@ -134,6 +151,10 @@ class ServerLimits(Record):
     """Seconds from a request's first byte to the end of its headers (closed beyond)."""
     body_timeout_s: float = Field(REWARD_SERVER_BODY_TIMEOUT_S, gt=0.0)
     """Seconds for the whole body to arrive after the headers (408 beyond)."""
+    min_body_bytes_per_s: float = Field(SERVING_MIN_BODY_BYTES_PER_S, gt=0.0)
+    """Slowest average pace of a body once ``body_grace_s`` is over (408 beyond)."""
+    body_grace_s: float = Field(SERVING_BODY_GRACE_S, ge=0.0)
+    """Seconds a body may take before ``min_body_bytes_per_s`` applies."""
     max_header_bytes: int = Field(REWARD_SERVER_MAX_HEADER_BYTES, ge=1024)
     """Largest request line plus headers (431 beyond; 400 when they arrive in pieces)."""
     max_json_depth: int = Field(REWARD_SERVER_MAX_JSON_DEPTH, ge=8)
@@ -224,6 +245,7 @@ class RewardServer:
             self.limits.decode_workers, thread_name_prefix="reward-decode"
         )
         self._active: asyncio.Semaphore | None = None
+        self._bodies = BodyBudget(self.limits.max_buffered_body_bytes)
         self._socket = bind_socket(host, port, REWARD_SERVER_BACKLOG)
         app = build_app(
             health=self.health,
@@ -232,6 +254,8 @@ class RewardServer:
             health_routes=_HEALTH_ROUTES,
             token=self._token,
             max_header_bytes=self.limits.max_header_bytes,
+            min_body_bytes_per_s=self.limits.min_body_bytes_per_s,
+            body_grace_s=self.limits.body_grace_s,
         )
         self._uvicorn = uvicorn.Server(
             uvicorn.Config(
@@ -512,16 +536,15 @@ class RewardServer:
         return json.dumps(self._reply(prepared, signals), allow_nan=False).encode("utf-8")
 
     async def _respond_post(self, request: Any) -> Any:
-        """One POST, from a Starlette request to a response: the body within its limits,
-        decoding and validation on a decode thread, scoring on the worker."""
+        """One POST, from a Starlette request to a response: the body within its limits (read
+        before a scoring slot is taken, its bytes reserved from the body budget), then
+        decoding and validation on a decode thread and scoring on the worker, in a slot."""
         from starlette.requests import ClientDisconnect
         from starlette.responses import Response
 
-        check_body_length(request.headers, self.limits.max_body_bytes)
-        if self._active is None:  # bound to the server's event loop on first use
-            self._active = asyncio.Semaphore(self.limits.max_active_requests)
+        length = check_body_length(request.headers, self.limits.max_body_bytes)
         try:
-            await asyncio.wait_for(self._active.acquire(), self.limits.request_timeout_s)
+            await asyncio.wait_for(self._bodies.reserve(length), self.limits.request_timeout_s)
         except asyncio.TimeoutError:
             raise HttpError(HTTPStatus.SERVICE_UNAVAILABLE, "the server is busy") from None
         try:
@@ -529,15 +552,24 @@ class RewardServer:
                 raw = await read_request_body(request, self.limits.body_timeout_s)
             except ClientDisconnect:  # nobody is left to read a reply
                 return Response(status_code=HTTPStatus.BAD_REQUEST)
-            loop = asyncio.get_running_loop()
-            path = request.url.path
-            prepared = await loop.run_in_executor(self._decoders, self._decode, path, raw)
-            signals = await self._submit_async(prepared.texts, prepared.items)
-            content = await loop.run_in_executor(
-                self._decoders, self._encode_reply, prepared, signals
-            )
+            if self._active is None:  # bound to the server's event loop on first use
+                self._active = asyncio.Semaphore(self.limits.max_active_requests)
+            try:
+                await asyncio.wait_for(self._active.acquire(), self.limits.request_timeout_s)
+            except asyncio.TimeoutError:
+                raise HttpError(HTTPStatus.SERVICE_UNAVAILABLE, "the server is busy") from None
+            try:
+                loop = asyncio.get_running_loop()
+                path = request.url.path
+                prepared = await loop.run_in_executor(self._decoders, self._decode, path, raw)
+                signals = await self._submit_async(prepared.texts, prepared.items)
+                content = await loop.run_in_executor(
+                    self._decoders, self._encode_reply, prepared, signals
+                )
+            finally:
+                self._active.release()
         finally:
-            self._active.release()
+            await self._bodies.release(length)
         return Response(content, media_type="application/json")
 
 

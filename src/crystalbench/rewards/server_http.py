@@ -88,10 +88,13 @@ def build_app(
     health_routes: tuple[str, ...],
     token: str | None,
     max_header_bytes: int,
+    min_body_bytes_per_s: float | None = None,
+    body_grace_s: float = 0.0,
 ) -> Any:
     """The ASGI app: ``GET`` health routes, ``POST`` scoring routes, JSON errors everywhere
     (404, 405, and every :class:`HttpError` ``post`` raises), behind :class:`JsonRequestGuard`
-    (header limit, bearer token)."""
+    (header limit, bearer token, and the pace of request bodies when
+    ``min_body_bytes_per_s`` is given)."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.responses import JSONResponse
@@ -129,7 +132,12 @@ def build_app(
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
     app.router.redirect_slashes = False
     return JsonRequestGuard(
-        app, token=token, max_header_bytes=max_header_bytes, realm="crystalbench-rewards"
+        app,
+        token=token,
+        max_header_bytes=max_header_bytes,
+        realm="crystalbench-rewards",
+        min_body_bytes_per_s=min_body_bytes_per_s,
+        body_grace_s=body_grace_s,
     )
 
 

@@ -12,10 +12,16 @@ import ipaddress
 import socket
 from typing import Any
 
-from crystalbench.errors import CrystalbenchError
+from crystalbench.errors import CrystalbenchError, InputError
 from crystalbench.extras import install_command, require
 
-__all__ = ["bind_socket", "guarded_protocol", "is_loopback", "require_server_stack"]
+__all__ = [
+    "bind_socket",
+    "check_port",
+    "guarded_protocol",
+    "is_loopback",
+    "require_server_stack",
+]
 
 
 def require_server_stack(what: str, extra: str) -> None:
@@ -48,6 +54,29 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def check_port(port: object, *, option: str = "--port") -> int:
+    """``port`` when it is a TCP port number (0 asks the system for a free one), else a clear
+    error naming ``option``.
+
+    Raises:
+        InputError: Not an integer, or outside 0-65535.
+
+    Examples:
+        >>> check_port(8420), check_port(0)
+        (8420, 0)
+        >>> check_port(99999)
+        Traceback (most recent call last):
+        ...
+        crystalbench.errors.InputError: field --port: 99999 is not a TCP port: give 1-65535, \
+or 0 for a free one
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise InputError(
+            f"{port!r} is not a TCP port: give 1-65535, or 0 for a free one", field=option
+        )
+    return port
+
+
 def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A listening, non-blocking TCP socket on ``host:port`` (0: a free port).
 
@@ -57,6 +86,7 @@ def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
     connection (about 40 ms a request).
 
     Raises:
+        InputError: ``port`` is not a TCP port number (:func:`check_port`).
         OSError: The address is in use or not an interface of this machine.
 
     Examples:
@@ -65,6 +95,7 @@ def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
         (True, True)
         >>> sock.close()
     """
+    check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:

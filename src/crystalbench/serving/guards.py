@@ -10,8 +10,13 @@ plain-text errors and security headers):
   401 (compared in constant time);
 - **bodies**: a chunked body gets 411, a malformed ``Content-Length`` 400, one over the limit
   413, all before a byte of the body is read (:func:`check_body_length`); a body that turns
-  out longer than it said is cut off with 413 (:func:`bounded_receive`); a body that trickles
-  in gets 408 (:func:`read_request_body`);
+  out longer than it said is cut off with 413 (:func:`bounded_receive`); a body must keep
+  arriving at a minimum average rate once a short grace period is over, or the request gets
+  408 and its connection is closed (:func:`paced_receive`, the rule both servers apply:
+  :data:`~crystalbench.settings.SERVING_MIN_BODY_BYTES_PER_S` after
+  :data:`~crystalbench.settings.SERVING_BODY_GRACE_S`); a whole body late gets 408 too
+  (:func:`read_request_body`); the bytes of bodies read at once can be bounded
+  (:class:`BodyBudget`);
 - **JSON**: :func:`decode_json_body` refuses what :func:`json.loads` lets through (``NaN``,
   overflowing numbers, huge integer literals, repeated keys, deep nesting, lone surrogates).
 
@@ -33,13 +38,17 @@ __all__ = [
     "CLOSING_STATUSES",
     "STATE_CHANGING",
     "BearerToken",
+    "BodyBudget",
+    "BodyRefused",
     "BodyTooLarge",
+    "BodyTooSlow",
     "HttpError",
     "RequestGuard",
     "bounded_receive",
     "check_body_length",
     "check_request_head",
     "decode_json_body",
+    "paced_receive",
     "read_request_body",
     "request_head_bytes",
 ]
@@ -73,11 +82,27 @@ class HttpError(Exception):
         self.message = message
 
 
-class BodyTooLarge(HttpError):
+class BodyRefused(HttpError):
+    """A body refused while it is read (too long, too slow): the connection is closed after
+    the refusal, since the rest of the body is never read."""
+
+
+class BodyTooLarge(BodyRefused):
     """A body longer than the limit (raised by :func:`bounded_receive` while it is read)."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"body over {limit} bytes")
+
+
+class BodyTooSlow(BodyRefused):
+    """A body arriving slower than the minimum rate (raised by :func:`paced_receive`)."""
+
+    def __init__(self, received: int, seconds: float, rate: float, grace_s: float) -> None:
+        super().__init__(
+            HTTPStatus.REQUEST_TIMEOUT,
+            f"body too slow: {received} bytes in {seconds:.1f} s; a body must arrive at "
+            f"{rate:g} bytes/s or faster after its first {grace_s:g} s",
+        )
 
 
 # --------------------------------------------------------------------------- the request head
@@ -192,6 +217,113 @@ def bounded_receive(
         return message
 
     return bounded
+
+
+def paced_receive(
+    receive: Callable[[], Awaitable[Any]],
+    *,
+    min_bytes_per_s: float,
+    grace_s: float,
+    clock: Callable[[], float] | None = None,
+) -> Callable[[], Awaitable[Any]]:
+    """An ASGI ``receive`` that refuses a body arriving too slowly (:class:`BodyTooSlow`, 408).
+
+    The rule: ``t`` seconds after the body was first awaited, at least
+    ``min_bytes_per_s * (t - grace_s)`` bytes must have arrived. Each wait for more body is
+    bounded by the moment the bytes already received stop being enough, so a client that
+    announces a body and sends nothing is refused after ``grace_s`` seconds, and one that
+    trickles it falls behind and is refused when it does; a client that keeps pace is never
+    interrupted. Nothing is timed while the application is not reading the body (a request
+    waiting its turn is not the client's fault), and messages other than the body
+    (``http.disconnect``) pass through.
+
+    Examples:
+        >>> import asyncio
+        >>> async def silent():
+        ...     await asyncio.sleep(10)
+        >>> async def main():
+        ...     receive = paced_receive(silent, min_bytes_per_s=1000, grace_s=0.05)
+        ...     try:
+        ...         await receive()
+        ...     except BodyTooSlow as error:
+        ...         return error.status.value
+        >>> asyncio.run(main())
+        408
+    """
+    now = clock or (lambda: asyncio.get_running_loop().time())
+    started: float | None = None
+    received = 0
+    finished = False
+
+    async def paced() -> Any:
+        nonlocal started, received, finished
+        if finished:
+            return await receive()
+        if started is None:
+            started = now()
+        deadline = started + grace_s + received / min_bytes_per_s
+        remaining = deadline - now()
+        if remaining <= 0:
+            raise BodyTooSlow(received, now() - started, min_bytes_per_s, grace_s)
+        try:
+            message = await asyncio.wait_for(receive(), remaining)
+        except asyncio.TimeoutError:
+            raise BodyTooSlow(received, now() - started, min_bytes_per_s, grace_s) from None
+        if message.get("type") == "http.request":
+            received += len(message.get("body", b""))
+            finished = not message.get("more_body", False)
+        else:
+            finished = True
+        return message
+
+    return paced
+
+
+class BodyBudget:
+    """Bytes of request bodies being read at once, bounded: each body reserves its
+    ``Content-Length`` before it is read and gives it back when done; a body that does not fit
+    waits until enough is given back (first come, first served). One body larger than the whole
+    budget is let through alone, when nothing else is reserved.
+
+    Examples:
+        >>> import asyncio
+        >>> async def main():
+        ...     budget = BodyBudget(100)
+        ...     await budget.reserve(80)
+        ...     waiting = asyncio.ensure_future(budget.reserve(40))
+        ...     await asyncio.sleep(0)
+        ...     first = waiting.done()
+        ...     await budget.release(80)
+        ...     await waiting
+        ...     return first, budget.reserved
+        >>> asyncio.run(main())
+        (False, 40)
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        if max_bytes < 1:
+            raise ValueError(f"a body budget needs at least 1 byte, got {max_bytes}")
+        self.max_bytes = max_bytes
+        self.reserved = 0
+        self._condition: asyncio.Condition | None = None
+
+    def _fits(self, size: int) -> bool:
+        return self.reserved + size <= self.max_bytes or self.reserved == 0
+
+    async def reserve(self, size: int) -> None:
+        """Wait until ``size`` bytes fit in the budget, then take them."""
+        if self._condition is None:  # bound to the running loop on first use
+            self._condition = asyncio.Condition()
+        async with self._condition:
+            await self._condition.wait_for(lambda: self._fits(size))
+            self.reserved += size
+
+    async def release(self, size: int) -> None:
+        """Give ``size`` bytes back and wake the bodies waiting for room."""
+        self.reserved = max(0, self.reserved - size)
+        if self._condition is not None:
+            async with self._condition:
+                self._condition.notify_all()
 
 
 async def read_request_body(request: Any, timeout_s: float) -> bytes:
@@ -322,7 +454,8 @@ def _check_strings(value: Any, where: str) -> None:
 class RequestGuard:
     """ASGI middleware run before any route: the head limit (431), the bearer token (401),
     and, when ``max_body_bytes`` is given, the body limits of state-changing methods (411,
-    400, 413) before the body is read and while it is read.
+    400, 413) before the body is read and while it is read; when ``min_body_bytes_per_s`` is
+    given, the pace of their bodies (408 for a body that falls behind, :func:`paced_receive`).
 
     Refusals are plain text; :meth:`refusal` is what a product overrides for another format
     (the reward server's JSON), and :meth:`response_headers` adds headers to every response
@@ -335,6 +468,9 @@ class RequestGuard:
         max_body_bytes: Largest body of a ``POST``/``PUT``/``PATCH``/``DELETE`` (``None``:
             the app checks bodies itself).
         realm: The ``WWW-Authenticate`` realm of a 401.
+        min_body_bytes_per_s: Slowest average pace of those bodies once ``body_grace_s`` is
+            over (``None``: not checked).
+        body_grace_s: Seconds a body may take before the pace applies.
     """
 
     def __init__(
@@ -345,12 +481,20 @@ class RequestGuard:
         token: str | None = None,
         max_body_bytes: int | None = None,
         realm: str = "crystalbench",
+        min_body_bytes_per_s: float | None = None,
+        body_grace_s: float = 0.0,
     ) -> None:
+        if min_body_bytes_per_s is not None and not min_body_bytes_per_s > 0:
+            raise ValueError(f"min_body_bytes_per_s must be > 0, got {min_body_bytes_per_s}")
+        if not body_grace_s >= 0:
+            raise ValueError(f"body_grace_s must be >= 0, got {body_grace_s}")
         self.app = app
         self.max_header_bytes = max_header_bytes
         self.max_body_bytes = max_body_bytes
         self.token = BearerToken(token)
         self.realm = realm
+        self.min_body_bytes_per_s = min_body_bytes_per_s
+        self.body_grace_s = body_grace_s
 
     def allows(self, header: bytes | None) -> bool:
         """Whether an ``Authorization`` header value carries the token."""
@@ -408,6 +552,10 @@ class RequestGuard:
             return
         if self.max_body_bytes is not None:
             receive = bounded_receive(receive, self.max_body_bytes)
+        if self.min_body_bytes_per_s is not None and scope.get("method") in STATE_CHANGING:
+            receive = paced_receive(
+                receive, min_bytes_per_s=self.min_body_bytes_per_s, grace_s=self.body_grace_s
+            )
         started = False
 
         async def guarded_send(message: Any) -> None:
@@ -422,7 +570,7 @@ class RequestGuard:
 
         try:
             await self.app(scope, receive, guarded_send)
-        except BodyTooLarge as error:
+        except BodyRefused as error:
             if started:
                 raise
             await self.refuse(scope, send, error)

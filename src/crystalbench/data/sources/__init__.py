@@ -34,11 +34,17 @@ from crystalbench.data.sources.records import (
     ItemSetStats,
     MergeRecord,
 )
-from crystalbench.data.sources.registry import get_adapter, source_adapters
+from crystalbench.data.sources.registry import (
+    EXAMPLES_DIR,
+    example_copy,
+    get_adapter,
+    source_adapters,
+)
 from crystalbench.data.sources.rows import RowRef, UpstreamRow
 from crystalbench.data.sources.summary import summarize_items
 
 __all__ = [
+    "EXAMPLES_DIR",
     "AdapterOptions",
     "BuildRecord",
     "BuildSpec",
@@ -53,6 +59,7 @@ __all__ = [
     "UpstreamRow",
     "build_item_set",
     "describe_sources",
+    "example_copy",
     "get_adapter",
     "is_item_set",
     "item_set_benchmark",

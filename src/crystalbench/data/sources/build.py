@@ -42,6 +42,7 @@ from crystalbench.data.sources.records import (
 from crystalbench.data.sources.registry import get_adapter, source_adapters
 from crystalbench.data.sources.rows import RowSource
 from crystalbench.errors import InputError
+from crystalbench.paths import local_path
 from crystalbench.types import BenchmarkItem
 
 ProgressHook = Callable[[str, int, int | None], None]
@@ -88,16 +89,17 @@ def open_rows(spec: BuildSpec, adapter: SourceAdapter) -> tuple[RowSource, Upstr
     """Open the rows ``spec`` names (hub or local copy) and describe where they come from.
 
     Raises:
-        InputError: The local copy is missing, in no layout the source publishes, or at
-            another revision than ``--revision``.
+        InputError: The local copy is missing (a location that looks like a local path and
+            does not exist is refused before any hub lookup), in no layout the source
+            publishes, or at another revision than ``--revision``.
         BenchmarkUnavailableError: The hub cannot be reached.
     """
     assert spec.location is not None
     assert spec.split is not None
     text = spec.location
-    path = Path(text).expanduser()
-    if path.exists():
-        path = path.absolute()
+    found = local_path(text, option="--from")
+    if found is not None:
+        path = found.absolute()
         adapter.root = path if path.is_dir() else path.parent
         detected = detect_local_revision(adapter.root)
         if spec.revision and detected and not detected.startswith(spec.revision):

@@ -296,7 +296,9 @@ def read_item_set(path: str | Path) -> ItemSet:
     Raises:
         InputError: Naming the file, the line and the field of the first problem.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise InputError("no such file or folder (expected an item set folder)", path=path)
     folder = path.parent if path.is_file() else path
     items_file = folder / ITEMS_NAME
     if not items_file.is_file():

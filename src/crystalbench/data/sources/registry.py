@@ -1,7 +1,8 @@
-"""The source registry: every built-in adapter, looked up by name."""
+"""The source registry: every built-in adapter, looked up by name, and its example copy."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final
 
 # Importing the adapter modules runs their @register decorators.
@@ -18,6 +19,12 @@ from crystalbench.errors import UnknownNameError
 
 SOURCE_ORDER: Final = ("mathvision", "scienceqa-img", "realworldqa", "mmvp", "plotqa", "textvqa")
 """The built-in sources: CRYSTAL's five benchmarks, then the training pool's TextVQA."""
+
+EXAMPLES_DIR: Final = Path(__file__).resolve().parent / "examples"
+"""A tiny copy of every built-in source in its published layout, shipped with the package: the
+bundled sample's items (TextVQA: three questions of its own), so ``crystal data build SOURCE
+--from EXAMPLES_DIR/SOURCE`` runs offline (its ``README.md`` lists the commands). Written by
+``python -m tools.source_examples`` in the repository."""
 
 
 def source_adapters() -> dict[str, type[SourceAdapter]]:
@@ -42,3 +49,18 @@ def get_adapter(name: str, options: AdapterOptions | None = None) -> SourceAdapt
     if name not in adapters:
         raise UnknownNameError("source", name, adapters)
     return adapters[name](options)
+
+
+def example_copy(name: str) -> Path:
+    """The folder of source ``name``'s example copy (pass it to ``--from``).
+
+    Raises:
+        UnknownNameError: Not a built-in source.
+
+    Examples:
+        >>> example_copy("mmvp").name, (example_copy("mmvp") / "Questions.csv").is_file()
+        ('mmvp', True)
+    """
+    if name not in SOURCE_ORDER:
+        raise UnknownNameError("source with an example copy", name, SOURCE_ORDER)
+    return EXAMPLES_DIR / name

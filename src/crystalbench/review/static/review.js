@@ -43,6 +43,21 @@
       return;
     }
     const submitter = event.submitter;
+    if (submitter && submitter.hasAttribute("data-accept")) {
+      // Accept with steps flagged or a reject reason chosen contradicts itself: ask first
+      // (the server asks too, for a page without this script).
+      const conflict = acceptConflict(form);
+      if (conflict) {
+        event.preventDefault();
+        const box = form.querySelector("[data-confirm-accept]");
+        box.querySelector("[data-confirm-text]").textContent =
+          "You pressed Accept, but " + conflict + ". Accept anyway (step flags are kept with " +
+          "your review, a reject reason is dropped), or reject the chain, or clear them first.";
+        box.hidden = false;
+        box.querySelector("button[name=confirm_accept]").focus();
+        return;
+      }
+    }
     if (submitter && submitter.hasAttribute("data-needs-reason")) {
       const chosen = form.querySelector("input[name=reason]:checked");
       if (!chosen) {
@@ -57,6 +72,36 @@
     if (duration) duration.value = String(Date.now() - loadedAt);
     submitting = true;
     document.body.classList.add("sending");
+  });
+
+  function acceptConflict(form) {
+    const flagged = [];
+    document.querySelectorAll("[data-chain] .chain-step").forEach(function (step, i) {
+      if (step.querySelector("input[data-flag]:checked")) flagged.push(String(i + 1));
+    });
+    const parts = [];
+    if (flagged.length) {
+      const listed = flagged.length === 1 ? flagged[0]
+        : flagged.slice(0, -1).join(", ") + " and " + flagged[flagged.length - 1];
+      parts.push((flagged.length === 1 ? "step " : "steps ") + listed +
+        (flagged.length === 1 ? " is" : " are") + " flagged");
+    }
+    const reason = form.querySelector("input[name=reason]:checked");
+    if (reason) {
+      const label = reason.closest("label");
+      const text = label ? label.textContent.replace(/^\s*\d+\s*/, "").trim() : reason.value;
+      parts.push("the reject reason '" + text + "' is chosen");
+    }
+    return parts.join(" and ");
+  }
+
+  document.querySelectorAll("[data-confirm-cancel]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      const box = button.closest("[data-confirm-accept]");
+      box.hidden = true;
+      const accept = document.querySelector("[data-accept]");
+      if (accept) accept.focus();
+    });
   });
 
   // ------------------------------------------------------------------ chain steps
