@@ -9,12 +9,13 @@ PIP := $(BIN)/python -m pip
 PIP_INSTALL := $(PIP) install --disable-pip-version-check -q -c constraints.txt
 SOURCES := src tests benchmarks scripts tools
 
-.PHONY: demo test test-fast smoke lint format typecheck pytest browser bench-env bench clean help
+.PHONY: demo test test-fast smoke lint format typecheck pytest browser docs bench-env bench clean help
 
 help:
 	@echo "make demo   - install and score the bundled sample offline (prints a leaderboard)"
 	@echo "make test   - install test extras, run lint (ruff, mypy) and the whole test suite"
 	@echo "make test-fast - the quick loop: the suite without tests marked slow (no lint)"
+	@echo "make docs   - build the documentation site strictly (any warning fails) into site/"
 	@echo "make smoke  - build the sdist and wheel, install the wheel in a fresh venv and run the"
 	@echo "              README's commands from another folder; run the sdist's tests (CI runs it)"
 	@echo "make bench  - build benchmarks/.venv-bench (with crystal-metrics) and run the scoring"
@@ -30,6 +31,10 @@ $(VENV)/.installed-demo: $(BIN)/python pyproject.toml constraints.txt
 
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml constraints.txt
 	$(PIP_INSTALL) -e ".[all,test]"
+	@touch $@
+
+$(VENV)/.installed-docs: $(BIN)/python pyproject.toml constraints.txt
+	$(PIP_INSTALL) -e ".[docs]"
 	@touch $@
 
 demo: $(VENV)/.installed-demo
@@ -62,6 +67,12 @@ test: lint pytest
 test-fast: $(VENV)/.installed-test
 	HF_HUB_OFFLINE=1 $(BIN)/pytest -q -m "not slow"
 
+# The documentation site (mkdocs.yml): strict, so a broken link, a missing page or an
+# unresolved reference fails the build. Its code examples are tested by `make test`
+# (tests/docs/). NO_MKDOCS_2_WARNING silences Material's banner about MkDocs 2.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # The package as users get it (tools/smoke_wheel.py): about 5 minutes, most of it installing.
 smoke: $(VENV)/.installed-test
 	$(BIN)/python tools/smoke_wheel.py --sdist-tests
@@ -77,4 +88,4 @@ bench: bench-env
 	$(BENCH_PY) benchmarks/bench_scoring.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache crystal-demo
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache crystal-demo site

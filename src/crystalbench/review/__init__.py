@@ -15,25 +15,12 @@ Modules: :mod:`~crystalbench.review.db` (opening, migrations), ``models`` (table
 
 The app is used through ``crystal review ...``; no Python name of this package is public.
 
-Importing any module of this package first checks that the ``review`` extra is installed
-(:class:`~crystalbench.extras.MissingExtraError` otherwise, naming it), so every command of
-``crystal review`` says what to install before it does anything.
+Importing a module of this package that needs the ``review`` extra first checks that it is
+installed (:mod:`~crystalbench.review._extra`; :class:`~crystalbench.extras.MissingExtraError`
+otherwise, naming it), so every command of ``crystal review`` says what to install before it
+does anything. The package itself, :mod:`~crystalbench.review.jobs` (the commands' configs)
+and :mod:`~crystalbench.review.settings` import without the extra: ``crystal review --help``
+and config checks work on a core install.
 """
-
-from crystalbench.extras import require as _require
-
-_require(
-    "sqlalchemy",
-    "alembic",
-    "argon2",
-    "starlette",
-    "jinja2",
-    "uvicorn",
-    "statsmodels",
-    "krippendorff",
-    what="the review app (crystal review)",
-    extra="review",
-    load=False,
-)
 
 __all__: list[str] = []

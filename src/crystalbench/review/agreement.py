@@ -29,6 +29,10 @@ annotator's accuracy instead.
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence

@@ -20,6 +20,10 @@ Routes::
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import socket
 import sys
 from typing import Any

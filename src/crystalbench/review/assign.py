@@ -22,6 +22,10 @@ hand-out in one transaction):
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, cast

@@ -9,6 +9,10 @@ hold ran out and the slot went to someone else: kept here, not counted), ``adjud
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import getpass
 from collections.abc import Iterator
 from datetime import datetime

@@ -16,6 +16,10 @@
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import hashlib
 import hmac
 import re

@@ -18,6 +18,10 @@ Every export is itself written to the audit log.
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import json
 from collections import Counter
 from collections.abc import Iterator

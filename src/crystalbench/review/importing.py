@@ -22,6 +22,10 @@ a new task; a pair id seen before with other content is refused.
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import hashlib
 import json
 import math

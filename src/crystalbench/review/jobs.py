@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crystalbench.errors import InputError
 from crystalbench.review.settings import ReviewSettings
+from crystalbench.serving.connections import Port
 from crystalbench.settings import (
     REVIEW_DB,
     REVIEW_DB_ENV,
@@ -92,7 +93,7 @@ class ReviewServeConfig(_OnDatabase):
 
     host: str = REVIEW_HOST
     """Address to bind; anything but loopback prints a warning (put TLS in front)."""
-    port: int = Field(REVIEW_PORT, ge=0, le=65535)
+    port: Port = REVIEW_PORT
     """TCP port (0: any free one)."""
     hold_minutes: float = Field(REVIEW_HOLD_MINUTES, gt=0.0)
     """How long a task handed out stays reserved for its annotator."""

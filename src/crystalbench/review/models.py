@@ -13,6 +13,10 @@ zones) and hands them back aware.
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 from datetime import datetime, timezone
 from typing import Any
 

@@ -7,6 +7,10 @@ folder its import was checked against.
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import secrets
 import time
 from http import HTTPStatus

@@ -3,6 +3,10 @@ agreement, exports and the audit log."""
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 from http import HTTPStatus
 from typing import Any
 

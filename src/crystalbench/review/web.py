@@ -11,6 +11,10 @@ and the CSRF token.
 
 from __future__ import annotations
 
+import crystalbench.review._extra  # noqa: F401  (the review extra, named if missing)
+
+# isort: split
+
 import threading
 import time
 from collections.abc import Callable, Mapping

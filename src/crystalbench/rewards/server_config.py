@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crystalbench.defaults import ENCODER, GUARD, TAU, CompatMode, GuardKind
 from crystalbench.rewards.server import ServerLimits
 from crystalbench.rewards.types import FormatRules, RewardKind
+from crystalbench.serving.connections import Port
 from crystalbench.settings import (
     CACHE_DIR_ENV,
     ENCODER_BACKEND,
@@ -62,7 +63,7 @@ class RewardServerConfig(BaseModel):
         ...
         pydantic_core._pydantic_core.ValidationError: 1 validation error for RewardServerConfig
         port
-          Input should be less than or equal to 65535 ...
+          Value error, 99999 is not a TCP port: give 1-65535, or 0 for a free one ...
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -108,7 +109,7 @@ class RewardServerConfig(BaseModel):
     # --- where it listens and its bounds ------------------------------------------------------
     host: str = REWARD_SERVER_HOST
     """Interface to bind (``0.0.0.0``: every interface; give a ``token`` then)."""
-    port: int = Field(REWARD_SERVER_PORT, ge=0, le=65535)
+    port: Port = REWARD_SERVER_PORT
     """TCP port (0 picks a free one)."""
     token: str | None = Field(None, repr=False)
     """Bearer token every request must carry (``None``: none)."""

@@ -10,16 +10,20 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from crystalbench.errors import CrystalbenchError, InputError
 from crystalbench.extras import install_command, require
 
 __all__ = [
+    "Port",
     "bind_socket",
     "check_port",
     "guarded_protocol",
     "is_loopback",
+    "port_problem",
     "require_server_stack",
 ]
 
@@ -54,6 +58,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def port_problem(port: object) -> str | None:
+    """Why ``port`` is not a TCP port number for a server (``None`` when it is one; 0 asks
+    the system for a free port).
+
+    Examples:
+        >>> port_problem(8420) is None, port_problem(99999)
+        (True, '99999 is not a TCP port: give 1-65535, or 0 for a free one')
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        return f"{port!r} is not a TCP port: give 1-65535, or 0 for a free one"
+    return None
+
+
+def _valid_port(port: int) -> int:
+    problem = port_problem(port)
+    if problem is not None:
+        raise ValueError(problem)
+    return port
+
+
+Port = Annotated[int, AfterValidator(_valid_port)]
+"""A config field holding a TCP port (0: a free one); a bad one is refused with
+:func:`port_problem`'s message, naming where the value came from."""
+
+
 def check_port(port: object, *, option: str = "--port") -> int:
     """``port`` when it is a TCP port number (0 asks the system for a free one), else a clear
     error naming ``option``.
@@ -70,11 +99,10 @@ def check_port(port: object, *, option: str = "--port") -> int:
         crystalbench.errors.InputError: field --port: 99999 is not a TCP port: give 1-65535, \
 or 0 for a free one
     """
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise InputError(
-            f"{port!r} is not a TCP port: give 1-65535, or 0 for a free one", field=option
-        )
-    return port
+    problem = port_problem(port)
+    if problem is not None:
+        raise InputError(problem, field=option)
+    return port  # type: ignore[return-value]  # port_problem checked that it is an int
 
 
 def bind_socket(host: str, port: int, backlog: int) -> socket.socket:
