@@ -13,13 +13,14 @@ with ``crystalbench.guards.FactGuard``:
    styles against its item's reference steps): microseconds to read a step's facts (once per
    step text), microseconds per checked pair (pairs at or above tau, facts read), and the
    guard's time as a share of ``crystalbench.evaluate`` on the same predictions, cold (no
-   embedding cache) and warm (cached embeddings). Both grow linearly with the items, so
-   the share holds for a 6,372-item run of the same shape; the real figure comes once the
-   guard runs inside the engine (it is not integrated yet).
-3. **Previews** (pre-integration, through :func:`crystalbench.matching.greedy_pairs` on the
-   similarity with vetoed pairs removed): Match F1 of the sample's model styles with and
-   without the guard, and the copy attack of the issue: a chain that copies every
-   reference step with one number changed, scored against its reference.
+   embedding cache) and warm (cached embeddings), for the guard read outside the engine
+   (every pair at or above tau: an upper bound; the engine reads only the pairs the greedy
+   walk reaches, ``bench_guard_cost.py``).
+3. **Through the engine** (``crystalbench.evaluate`` with ``ScoreConfig(guard=...)``, each
+   guard: ``none``, ``facts``, ``facts-strict``): precision, recall, Match F1, LIS and Ordered
+   F1 of the sample's model styles, and the copy attack of the issue: a chain that copies
+   every reference step with one number changed, answer right, scored against its
+   reference. (The cost inside a 6,372-item run is ``bench_guard_cost.py``'s.)
 
 Usage (from the repository root)::
 
@@ -35,7 +36,7 @@ import random
 import statistics
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,8 @@ import numpy as np
 from crystalbench import ScoreConfig, evaluate, load_benchmark, load_predictions
 from crystalbench.data import SAMPLE_DIR
 from crystalbench.encoders import load_encoder
-from crystalbench.guards import FactGuard, veto_whole_steps, without_vetoed
+from crystalbench.guards import FactGuard
 from crystalbench.guards.facts import step_facts
-from crystalbench.matching import MatchRules, greedy_pairs, precision_recall_f1
 from crystalbench.parsing.response import parse_prediction
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,68 +266,46 @@ def time_scoring(
     return {"cold_seconds": round(min(cold), 3), "warm_seconds": round(min(warm), 3)}
 
 
-# --------------------------------------------------------------------------- 3. previews
-def f1_with(
-    pred: list[str],
-    ref: list[str],
-    sim: np.ndarray,
-    tau: float,
-    guard: FactGuard | None,
-    whole_steps: bool = False,
-) -> tuple[float, int]:
-    vetoes = 0
-    if guard is not None and pred:
-        mask, found = guard.veto_mask(pred, ref, sim, tau)
-        if whole_steps:
-            mask = veto_whole_steps(mask, sim, tau)
-        sim = without_vetoed(sim, mask)
-        vetoes = len(found)
-    matched = len(greedy_pairs(sim, MatchRules(tau=tau))) if pred else 0
-    return precision_recall_f1(matched, len(pred), len(ref))[2], vetoes
+# --------------------------------------------------------------------------- 3. the engine
+GUARD_KINDS = ("none", "facts", "facts-strict")
+ENGINE_METRICS = ("match_f1", "precision", "recall", "lis", "ordered_f1")
 
 
-def preview_sample(
-    work: Sequence[tuple[str, list[str], list[str], list[str]]],
-    vectors: dict[str, np.ndarray],
-    tau: float,
-) -> dict[str, Any]:
-    by_set: dict[str, dict[str, list[float]]] = defaultdict(
-        lambda: {"none": [], "facts": [], "steps": [], "vetoes": []}
-    )
-    for name, pred, ref, options in work:
-        sim = (
-            (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(
-                np.float32
+def _summary_row(summary: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {key: round(getattr(summary, key), 4) for key in ENGINE_METRICS}
+    row["vetoed_pairs"] = summary.n_vetoed_pairs
+    row["vetoed_items"] = summary.n_vetoed_items
+    return row
+
+
+def engine_sample(bench: Any, sets: dict[str, Any], encoder: Any) -> dict[str, Any]:
+    """The sample's model styles scored by the engine under each guard (``evaluate``)."""
+    out: dict[str, Any] = {}
+    for name, preds in sets.items():
+        out[name] = {
+            guard: _summary_row(
+                evaluate(
+                    bench,
+                    preds,
+                    ScoreConfig(encoder="minilm-offline", use_cache=False, guard=guard),
+                    encoder=encoder,
+                ).summary
             )
-            if pred
-            else np.zeros((0, len(ref)), dtype=np.float32)
-        )
-        plain, _ = f1_with(pred, ref, sim, tau, None)
-        guarded, vetoes = f1_with(pred, ref, sim, tau, FactGuard(options))
-        by_set[name]["none"].append(plain)
-        by_set[name]["facts"].append(guarded)
-        by_set[name]["steps"].append(
-            f1_with(pred, ref, sim, tau, FactGuard(options), whole_steps=True)[0]
-        )
-        by_set[name]["vetoes"].append(vetoes)
-    return {
-        name: {
-            "match_f1_none": round(float(np.mean(v["none"])), 4),
-            "match_f1_facts": round(float(np.mean(v["facts"])), 4),
-            "match_f1_facts_whole_steps": round(float(np.mean(v["steps"])), 4),
-            "vetoes": int(sum(v["vetoes"])),
+            for guard in GUARD_KINDS
         }
-        for name, v in sorted(by_set.items())
-    }
+    return out
 
 
 def copy_attack(bench: Any, encoder: Any, tau: float, seed: int) -> dict[str, Any]:
-    """Every reference chain copied with each number-bearing step's first number changed."""
+    """Every reference chain copied with each number-bearing step's first number changed,
+    answer right, scored by the engine under each guard (items with a changed step)."""
     import re
+
+    from crystalbench.types import Prediction
 
     number = re.compile(r"(?<![\w.^/])\d+(?![\w.]*\d)")
     rng = random.Random(seed)
-    chains = []
+    preds, ids, changed, total = [], [], 0, 0
     for item in bench.items:
         copied = []
         for step in item.reference_steps:
@@ -339,27 +317,24 @@ def copy_attack(bench: Any, encoder: Any, tau: float, seed: int) -> dict[str, An
                 )
             copied.append(step)
         if copied != list(item.reference_steps):
-            chains.append((copied, list(item.reference_steps), list(item.options)))
-    vectors = embed(encoder, (s for pred, ref, _ in chains for s in (*pred, *ref)))
-    plain, guarded, steps = [], [], []
-    for pred, ref, options in chains:
-        sim = (np.stack([vectors[s] for s in pred]) @ np.stack([vectors[s] for s in ref]).T).astype(
-            np.float32
-        )
-        plain.append(f1_with(pred, ref, sim, tau, None)[0])
-        guarded.append(f1_with(pred, ref, sim, tau, FactGuard(options))[0])
-        steps.append(f1_with(pred, ref, sim, tau, FactGuard(options), whole_steps=True)[0])
-    changed = sum(p != r for pred, ref, _ in chains for p, r in zip(pred, ref, strict=True))
-    total = sum(len(ref) for _, ref, _ in chains)
-    return {
-        "items": len(chains),
-        "steps_changed": changed,
-        "steps": total,
-        "match_f1_none": round(float(np.mean(plain)), 4),
-        "match_f1_facts": round(float(np.mean(guarded)), 4),
-        "match_f1_facts_whole_steps": round(float(np.mean(steps)), 4),
-        "correct_share_of_steps": round(1 - changed / total, 4),
-    }
+            ids.append(item.id)
+            changed += sum(p != r for p, r in zip(copied, item.reference_steps, strict=True))
+            total += len(copied)
+            preds.append(Prediction(id=item.id, reasoning_steps=copied, answer=item.answer))
+    subset = bench.subset(ids=ids)
+    record: dict[str, Any] = {"items": len(ids), "steps_changed": changed, "steps": total}
+    for guard in GUARD_KINDS:
+        config = ScoreConfig(encoder="minilm-offline", use_cache=False, threshold=tau, guard=guard)
+        run = evaluate(subset, preds, config, encoder=encoder)
+        record[guard] = {
+            **_summary_row(run.summary),
+            "vetoed_by_reason": run.summary.vetoed_by_reason,
+            "step_vetoes": sum(
+                1 for item in run.items for veto in item.vetoed or () if veto.scope == "step"
+            ),
+        }
+    record["correct_share_of_steps"] = round(1 - changed / total, 4)
+    return record
 
 
 def main() -> None:
@@ -412,16 +387,18 @@ def main() -> None:
     print("\n== cost (bundled sample, 5 prediction sets x 40 items)")
     for key, value in cost.items():
         print(f"  {key}: {value}")
-    record["sample_match_f1"] = preview_sample(work, sample_vectors, args.tau)
-    print("\n== Match F1 of the sample's model styles (pre-integration preview)")
-    for name, row in record["sample_match_f1"].items():
-        print(
-            f"  {name:28s} none {row['match_f1_none']:.3f}  facts {row['match_f1_facts']:.3f}"
-            f"  facts, whole steps {row['match_f1_facts_whole_steps']:.3f}  vetoes {row['vetoes']}"
+    record["sample_engine"] = engine_sample(bench, sets, encoder)
+    print("\n== the sample's model styles through the engine (P, R, Match F1, Ordered F1)")
+    for name, by_guard in record["sample_engine"].items():
+        cells = "  ".join(
+            f"{guard} {row['precision']:.3f}/{row['recall']:.3f}/{row['match_f1']:.3f}/"
+            f"{row['ordered_f1']:.3f} ({row['vetoed_pairs']} vetoes)"
+            for guard, row in by_guard.items()
         )
+        print(f"  {name:28s} {cells}")
     record["copy_attack"] = copy_attack(bench, encoder, args.tau, args.seed)
     print("\n== copy attack (reference wording, one number changed per numeric step)")
-    print(f"  {record['copy_attack']}")
+    print(f"  {json.dumps(record['copy_attack'])}")
 
     record.update(
         command=" ".join(["python", "benchmarks/bench_guard.py", *sys.argv[1:]]),

@@ -15,6 +15,7 @@ from crystalbench.encoders import CachingEncoder, EmbeddingStore, HashEncoder, O
 from crystalbench.encoders.cache import MemoryStore, text_key
 from crystalbench.engine import (
     CandidateFilter,
+    ChainContext,
     ItemScorer,
     PreparedItem,
     ScoringEngine,
@@ -43,14 +44,21 @@ class Veto:
 
     def __init__(self) -> None:
         self.prepared: list[list[str]] = []
+        self.items: list[str | None] = []
+        self.finished = 0
         self.vetoed = 0
 
     def prepare(self, batch: Sequence[PreparedItem]) -> None:
         self.prepared.append([ready.item.id for ready in batch])
 
     def candidates(
-        self, similarity: np.ndarray, pred_steps: Sequence[str], ref_steps: Sequence[str]
+        self,
+        similarity: np.ndarray,
+        pred_steps: Sequence[str],
+        ref_steps: Sequence[str],
+        context: ChainContext,
     ) -> np.ndarray:
+        self.items.append(context.item.id if context.item is not None else None)
         out = similarity.copy()
         for i, pred in enumerate(pred_steps):
             for j, ref in enumerate(ref_steps):
@@ -59,6 +67,9 @@ class Veto:
                     out[i, j] = np.nan
                     self.vetoed += 1
         return out
+
+    def finish(self) -> None:
+        self.finished += 1
 
     def record(self) -> dict[str, Any]:
         return {"veto": {"vetoed": self.vetoed}}
@@ -78,6 +89,8 @@ def test_a_vetoed_pair_is_no_candidate_and_matching_moves_on():
     assert [(i, j) for i, j, _ in out[1].matches] == [(1, 0)]  # 0.9, once 0.95 is vetoed
     assert (out[1].precision, out[1].recall) == (0.5, 1.0)
     assert veto.prepared == [["v"]]
+    assert veto.items == ["v"]  # the filter reads the item it filters (its options)
+    assert veto.finished == 1  # told once the set is scored
     assert veto.vetoed == 1
     assert engine.config_record(make_benchmark([item]), None, guarded)["veto"] == {"vetoed": 1}
     assert "veto" in engine.timings

@@ -20,12 +20,15 @@ from crystalbench.defaults import (
     ANSWER_RULES,
     COMPAT_MODES,
     ENCODER,
+    GUARD,
+    GUARDS,
     MATCHER,
     MATCHERS,
     ORDER_METRIC,
     TAU,
     AnswerRules,
     CompatMode,
+    GuardKind,
     MatcherKind,
 )
 from crystalbench.difficulty import DifficultyConfig
@@ -141,6 +144,11 @@ class ScoreConfig(BaseModel):
     matcher_judge: JudgeConfig | None = None
     """Endpoint and model of the judge matcher; required with ``matcher="judge"`` (the
     answer judge's, ``judge``, when only that one is given)."""
+    guard: GuardKind = GUARD
+    """Fact guard on step matching (not in the paper): ``none`` (the paper), ``facts`` (a
+    pair whose steps state incompatible facts is no candidate) or ``facts-strict`` (besides,
+    a predicted step that contradicts its closest reference step matches nothing);
+    :mod:`crystalbench.guards`, ``docs/metrics.md``."""
 
     @field_validator("sources", "ids")
     @classmethod
@@ -181,6 +189,11 @@ class ScoreConfig(BaseModel):
     @classmethod
     def _known_matcher(cls, value: Any) -> Any:
         return _known_name("matcher", value, MATCHERS)
+
+    @field_validator("guard", mode="before")
+    @classmethod
+    def _known_guard(cls, value: Any) -> Any:
+        return _known_name("guard", value, GUARDS)
 
     @model_validator(mode="after")
     def _judge_for_judge_matcher(self) -> ScoreConfig:

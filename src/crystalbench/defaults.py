@@ -90,10 +90,17 @@ MATCHERS: Final[tuple[str, ...]] = get_args(MatcherKind)
 MATCHER: Final[MatcherKind] = "cosine"
 """The default matcher: the paper's cosine threshold."""
 
-GuardKind = Literal["none", "facts"]
-"""Fact guard on step matching: ``none`` (the paper: cosine alone decides) or ``facts``
-(pairs at or above tau whose steps state incompatible facts are not candidates; see
-:mod:`crystalbench.guards`). Not in the paper: runs with different guards do not compare."""
+GuardKind = Literal["none", "facts", "facts-strict"]
+"""Fact guard on step matching (:mod:`crystalbench.guards`; not in the paper, so runs with
+different guards do not compare):
+
+- ``none``: the paper, cosine alone decides;
+- ``facts``: a pair at or above tau whose steps state incompatible facts is no candidate;
+  greedy matching goes on to the next best pair (for evaluation: it removes credit for a
+  contradicted restatement and nothing else);
+- ``facts-strict``: besides, a predicted step that contradicts its closest reference step
+  (the one it restates) is a wrong step and matches nothing (for training rewards: a copy
+  with a wrong number cannot earn credit through a neighbouring reference step)."""
 
 GUARDS: Final[tuple[str, ...]] = get_args(GuardKind)
 """The valid guards, read off :data:`GuardKind`."""

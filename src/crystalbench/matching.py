@@ -10,7 +10,7 @@ takes a :class:`MatchRules`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,16 +100,27 @@ def cosine_matrix(pred: np.ndarray, ref: np.ndarray, rules: MatchRules | None = 
 
 
 def greedy_pairs(
-    similarity: np.ndarray, rules: MatchRules | None = None
+    similarity: np.ndarray,
+    rules: MatchRules | None = None,
+    *,
+    veto: Callable[[int, int, float], bool] | None = None,
 ) -> list[tuple[int, int, float]]:
     """:func:`greedy_match` as plain ``(pred_index, ref_index, cosine)`` tuples.
 
     The same matches in the same order, without building records (for hot loops).
 
+    ``veto(i, j, cosine)`` is asked about each pair the walk reaches with both steps still
+    unmatched, just before accepting it; a pair it vetoes is skipped and the walk goes on.
+    The matches are those of the walk over the matrix with every vetoed pair removed, but
+    only the pairs the walk reaches are asked about (a fact guard reads a few pairs per
+    item, not every pair above the threshold).
+
     Examples:
         >>> S = np.array([[0.9, 0.8], [0.95, 0.2]], dtype=np.float32)
         >>> [(i, j) for i, j, _ in greedy_pairs(S)]
         [(1, 0), (0, 1)]
+        >>> [(i, j) for i, j, _ in greedy_pairs(S, veto=lambda i, j, c: (i, j) == (1, 0))]
+        [(0, 0)]
     """
     rules = rules or MatchRules()
     sim = np.asarray(similarity, dtype=np.float32)
@@ -136,6 +147,8 @@ def greedy_pairs(
         rows[order].tolist(), cols[order].tolist(), values[order].tolist(), strict=True
     ):
         if used_pred[i] or used_ref[j]:
+            continue
+        if veto is not None and veto(i, j, value):
             continue
         used_pred[i] = True
         used_ref[j] = True
@@ -242,6 +255,7 @@ def chain_fields(
     alpha: float = ALPHA,
     order_metric: str = ORDER_METRIC,
     precedence: Precedence | None = None,
+    matches: list[tuple[int, int, float]] | None = None,
 ) -> dict[str, Any]:
     """The fields of :class:`~crystalbench.types.ChainScore` as a plain dict, for hot loops.
 
@@ -253,7 +267,9 @@ def chain_fields(
     (with a precedence: the largest consistent set), in reference order.
 
     ``precedence`` is the reference steps' partial order (``docs/metrics.md``, "Partial-order
-    references"); ``None`` is the chain's own order, the paper.
+    references"); ``None`` is the chain's own order, the paper. ``matches``: the greedy
+    matches of ``similarity`` under ``rules`` when the caller has walked it already (a fact
+    guard's walk); they are not computed again.
 
     Examples:
         >>> f = chain_fields(np.eye(3, dtype=np.float32)[::-1])
@@ -268,7 +284,8 @@ def chain_fields(
     if sim.ndim != 2:
         sim = sim.reshape(0, 0)
     n_pred, n_ref = sim.shape
-    matches = greedy_pairs(sim, rules)
+    if matches is None:
+        matches = greedy_pairs(sim, rules)
     return {
         "n_pred": n_pred,
         "n_ref": n_ref,

@@ -294,6 +294,22 @@ COUNTS: tuple[Count, ...] = (
         False,
         optional=True,
     ),
+    Count(
+        "n_vetoed_pairs",
+        "Vetoed pairs",
+        "step pairs the fact guard kept from matching (--guard facts or facts-strict)",
+        False,
+        False,
+        optional=True,
+    ),
+    Count(
+        "n_vetoed_items",
+        "Vetoed items",
+        "items with at least one pair the fact guard kept from matching",
+        False,
+        False,
+        optional=True,
+    ),
 )
 """Every item count, in ``summary.json`` order; ``n_items = n_scored + n_no_steps +
 n_missing + n_parse_failed``."""

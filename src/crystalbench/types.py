@@ -12,7 +12,7 @@ which summary metric averages which per-item field, is declared in :mod:`crystal
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -250,6 +250,102 @@ class AnswerVerdict(Record):
     """Optional human-readable explanation (e.g. the judge's reason)."""
 
 
+VetoReason = Literal["number", "negation", "relation", "option", "colour"]
+"""Why the fact guard vetoed a step pair (:mod:`crystalbench.guards`):
+
+- ``number``: the two steps give different values of one quantity ("40 degrees" / "50
+  degrees", "3 apples" / "7 apples");
+- ``negation``: one step negates what the other states ("open" / "not open", "yes" / "no");
+- ``relation``: opposed comparatives, positions, changes or states said of the same things
+  ("taller" / "shorter", "left of" / "right of", "increases" / "decreases", "solid" /
+  "liquid"), the same relation with its arguments swapped, or one superlative said of two
+  different things ("the left console is the smallest" / "the middle console is the
+  smallest");
+- ``option``: the steps name different options of the item (letters or option texts);
+- ``colour``: the steps give one thing different colours.
+"""
+
+VETO_REASONS: tuple[str, ...] = get_args(VetoReason)
+"""The veto reasons, read off :data:`VetoReason`."""
+
+VetoScope = Literal["pair", "step"]
+"""What a veto removed from the candidates: the ``pair`` alone (``--guard facts``: greedy
+matching goes on to the next best pair), or the whole predicted ``step`` (``--guard
+facts-strict``, where the pair is the step and its closest reference step: the step states a
+wrong fact, so it matches nothing)."""
+
+
+class TextSpan(Record):
+    """A stretch of a step's text.
+
+    Examples:
+        >>> TextSpan(start=13, end=23, text="40 degrees").model_dump()
+        {'start': 13, 'end': 23, 'text': '40 degrees'}
+    """
+
+    start: int
+    """Character offset of the first character in the step as written."""
+    end: int
+    """Character offset just past the last character."""
+    text: str
+    """``step[start:end]``."""
+
+
+class ConflictSpans(Record):
+    """The two stretches of text that conflict, one in each step."""
+
+    pred: TextSpan
+    """In the predicted step."""
+    ref: TextSpan
+    """In the reference step."""
+
+
+class Veto(Record):
+    """A step pair the fact guard kept from matching: one entry of an item record's
+    ``vetoed`` list (``examples.jsonl``).
+
+    The guard reads the pairs the greedy walk reaches (a pair whose steps are both still
+    unmatched when its turn comes): these are the pairs that would have matched but for the
+    guard, and the only ones recorded.
+
+    Examples:
+        >>> span = TextSpan(start=0, end=2, text="40")
+        >>> veto = Veto(pred=0, ref=3, cosine=0.89, reason="number",
+        ...             spans=ConflictSpans(pred=span, ref=span))
+        >>> sorted(veto.model_dump()), veto.scope
+        (['cosine', 'pred', 'reason', 'ref', 'scope', 'spans'], 'pair')
+    """
+
+    pred: int
+    """0-based index of the predicted step (into ``pred_steps``)."""
+    ref: int
+    """0-based index of the reference step (into ``ref_steps``)."""
+    cosine: float
+    """Cosine similarity of the pair (it passed the threshold)."""
+    reason: VetoReason
+    """Which rule vetoed the pair (see :data:`VetoReason`)."""
+    spans: ConflictSpans
+    """The conflicting text in each step."""
+    scope: VetoScope = "pair"
+    """``pair``: this pair is no candidate; ``step`` (``facts-strict``): the predicted step
+    contradicts its closest reference step and matches nothing (see :data:`VetoScope`)."""
+
+    @classmethod
+    def from_conflict(
+        cls, conflict: Any, *, pred: int, ref: int, cosine: float, scope: VetoScope = "pair"
+    ) -> Veto:
+        """The veto of pair ``(pred, ref)`` for a conflict a guard found (a
+        :class:`crystalbench.guards.Conflict`: its ``reason`` and ``spans``)."""
+        return cls(
+            pred=pred,
+            ref=ref,
+            cosine=cosine,
+            reason=conflict.reason,
+            spans=conflict.spans,
+            scope=scope,
+        )
+
+
 class _ItemHead(Record):
     """The first fields of an ``examples.jsonl`` line: which item, and what was predicted.
 
@@ -299,6 +395,10 @@ class ItemResult(ChainScore, _ItemHead):
     """``source/pair id`` of the pair the question belongs to (MMVP), ``None`` when unpaired."""
     pair_size: int | None = None
     """Questions the pair should have (``pair_items`` in the metadata, else 2)."""
+    vetoed: list[Veto] | None = None
+    """The step pairs the fact guard kept from matching in the scored chain, by the order
+    the greedy walk reached them (``--guard facts`` or ``facts-strict``; an empty list: the
+    guard ran and vetoed nothing). ``None``, and absent from the line: no guard (the paper)."""
 
     @model_serializer(mode="wrap")
     def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -307,6 +407,8 @@ class ItemResult(ChainScore, _ItemHead):
         data: dict[str, Any] = handler(self)
         if self.ref_precedence is None:
             data.pop("ref_precedence", None)
+        if self.vetoed is None:
+            data.pop("vetoed", None)
         return data
 
     @property
@@ -369,6 +471,11 @@ class MetricSummary(Record):
     n_precedence: int = 0
     """Items whose order was scored against a partial-order reference (``ref_precedence``
     in their record)."""
+    n_vetoed_pairs: int = 0
+    """Step pairs the fact guard kept from matching (``vetoed`` in the item records; 0
+    without a guard)."""
+    n_vetoed_items: int = 0
+    """Items with at least one vetoed pair."""
 
 
 class PairSummary(Record):
@@ -411,6 +518,10 @@ class RunSummary(MetricSummary):
     """Prediction records whose id is not in the benchmark (skipped under ``--lenient``)."""
     n_invalid_records: int = 0
     """Malformed prediction records skipped under ``--lenient``."""
+    vetoed_by_reason: dict[str, int] = Field(default_factory=dict)
+    """Vetoed pairs by the guard rule that vetoed them (``number``, ``negation``,
+    ``relation``, ``option``, ``colour``: every reason, 0 included, when a guard ran; empty
+    without one). Which guard ran is ``config["guard"]``."""
     problems: list[str] = Field(default_factory=list)
     """The first skipped-record messages, each naming file, line and field."""
     config: dict[str, Any]

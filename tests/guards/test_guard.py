@@ -39,9 +39,10 @@ class CountingGuard(FactGuard):
 
 def test_the_default_guard_is_the_papers() -> None:
     assert GUARD == "none"
-    assert GUARDS == ("none", "facts")
+    assert GUARDS == ("none", "facts", "facts-strict")
     assert build_guard("none") is None
     assert isinstance(build_guard("facts", ["a", "b"]), FactGuard)
+    assert isinstance(build_guard("facts-strict"), FactGuard)
 
 
 def test_an_unknown_guard_names_the_valid_ones() -> None:
@@ -94,6 +95,7 @@ def test_a_veto_is_a_flat_json_record() -> None:
             "pred": {"start": 17, "end": 27, "text": "50 degrees"},
             "ref": {"start": 17, "end": 27, "text": "40 degrees"},
         },
+        "scope": "pair",
     }
     assert Veto.model_validate(line) == vetoes[0]
     with pytest.raises(ValueError, match="extra"):

@@ -121,8 +121,16 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
     """
     from crystalbench.metrics import LEADERBOARD, PAIR_METRICS, TABLE_COUNTS, format_value
 
-    table = Table(title=title, show_lines=False)
+    # Which fact guard each run used, only when one did (the paper's table otherwise).
+    guards = [getattr(summary, "config", {}).get("guard", "none") for _, summary in rows]
+    guarded = any(guard != "none" for guard in guards)
+    caption = None
+    if len(set(guards)) > 1:
+        caption = "Runs with different fact guards are not comparable."
+    table = Table(title=title, show_lines=False, caption=caption)
     table.add_column("Model", style="bold")
+    if guarded:
+        table.add_column("Guard")
     for column in LEADERBOARD:
         table.add_column(column.header, justify="right")
     for count in TABLE_COUNTS:
@@ -145,7 +153,8 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
                 *(format_value(getattr(pairs, c.key), c.number_format) for c in PAIR_METRICS),
                 str(pairs.n_pairs_incomplete),
             ]
-        table.add_row(name, *cells, *counts, *extra)
+        guard = [getattr(summary, "config", {}).get("guard", "none")] if guarded else []
+        table.add_row(name, *guard, *cells, *counts, *extra)
     return table
 
 
@@ -164,6 +173,31 @@ def breakdown_table(summary: Any, attribute: str, title: str) -> Table:
         counts = [str(getattr(group, count.key)) for count in TABLE_COUNTS]
         table.add_row(key, *cells, *counts)
     return table
+
+
+def guard_line(summary: Any, name: str | None = None) -> str | None:
+    """What the fact guard did in a run, on one line; ``None`` without a guard.
+
+    Examples:
+        >>> from types import SimpleNamespace as S
+        >>> run = S(config={"guard": "facts"}, n_vetoed_pairs=3, n_vetoed_items=2,
+        ...         vetoed_by_reason={"number": 2, "negation": 0, "option": 1})
+        >>> guard_line(run)
+        'guard facts: 3 pairs vetoed in 2 items (number 2, option 1)'
+        >>> guard_line(S(config={"guard": "none"})) is None
+        True
+    """
+    kind = summary.config.get("guard", "none")
+    if kind == "none":
+        return None
+    reasons = ", ".join(f"{k} {v}" for k, v in summary.vetoed_by_reason.items() if v)
+    pairs, items = summary.n_vetoed_pairs, summary.n_vetoed_items
+    return (
+        (f"{name}: " if name else "")
+        + f"guard {kind}: {pairs} pair{'s' * (pairs != 1)} vetoed in {items} "
+        + f"item{'s' * (items != 1)}"
+        + (f" ({reasons})" if reasons else "")
+    )
 
 
 def counts_line(summary: Any) -> str:

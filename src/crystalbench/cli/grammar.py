@@ -57,6 +57,8 @@ MEANINGS: dict[str, str] = {
     "--matcher": "how step pairs become match candidates: cosine or judge",
     "--matcher-url": "the base URL of the judge matcher",
     "--matcher-model": "the model of the judge matcher",
+    "--guard": "the fact guard on step matching: none, facts or facts-strict",
+    "--guards": "the fact guards an ablation varies, comma-separated",
     "--lenient": "skip and count bad records instead of failing",
     "--strict": "skip and count bad records instead of failing",
     "--backend": "how the sentence encoder runs: auto, torch, onnx, onnx-int8",

@@ -31,10 +31,12 @@ from crystalbench.cli.common import (
     ShowProgress,
     console,
     err_console,
+    guard_line,
     handle_errors,
     leaderboard_table,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
+from crystalbench.cli.score_options import GUARD_FLAG
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
 EXIT_INCOMPLETE = 1
@@ -285,6 +287,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
         "Cosine threshold tau: a step pair can match when its cosine is >= tau",
         kind=float,
     ),
+    GUARD_FLAG,
     replace(device_flag("scoring."), deprecated=("--encoder-device",)),
     *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
@@ -464,6 +467,9 @@ def run(
         f"{stats.cache_hits} from the cache",
         highlight=False,
     )
+    guarded = guard_line(done.scores.summary)
+    if guarded is not None:
+        console.print(guarded, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
     if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)

@@ -51,6 +51,12 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
     ),
     Flag("compat", ("--compat",), "Step rules: none (the paper) or crystal-metrics-0.2"),
     Flag(
+        "guard",
+        ("--guard",),
+        "Fact guard of step matching: none (the paper), facts, or facts-strict (a step that "
+        "contradicts the reference step it restates earns nothing; for training)",
+    ),
+    Flag(
         "kind",
         ("--reward-kind",),
         "Reward kind of POST /v1/rewards when a request names none",
@@ -145,6 +151,7 @@ def serve_rewards(config: RewardServerConfig) -> None:
         typer.echo(
             f"crystal serve-rewards: listening on {server.url} "
             f"(encoder {record['encoder_identity']}, tau {record['tau']}"
+            + (f", guard {record['guard']}" if record["guard"] != "none" else "")
             + (", bearer token required)" if config.token else ")")
         )
 

@@ -21,6 +21,7 @@ from crystalbench.cli.common import (
     console,
     counts_line,
     err_console,
+    guard_line,
     handle_errors,
     leaderboard_table,
     progress_hook,
@@ -101,6 +102,7 @@ def print_single(done: Any) -> None:
         f"{done.out}/summary.json"
     )
     _matcher_line(summary.config)
+    _print_guard_lines([(None, summary)])
 
 
 def print_many(done: Any) -> None:
@@ -125,6 +127,7 @@ def print_many(done: Any) -> None:
             markup=False,
         )
         _matcher_line(first)
+        _print_guard_lines([(name, run.summary) for name, run in done.runs.items()])
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,
@@ -160,3 +163,11 @@ def _matcher_line(config: dict[str, Any]) -> None:
         highlight=False,
         markup=False,
     )
+
+
+def _print_guard_lines(runs: list[tuple[str | None, Any]]) -> None:
+    """With a fact guard: what it vetoed, per set (never silent)."""
+    for name, summary in runs:
+        line = guard_line(summary, name)
+        if line is not None:
+            console.print(line, highlight=False, markup=False)

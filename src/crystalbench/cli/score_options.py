@@ -15,6 +15,16 @@ SCORE_CONFIG_AT = "scoring"
 """Where ``crystal score --config FILE`` puts the file's fields: ``ScoreJob.scoring`` (a
 file of :class:`~crystalbench.config.ScoreConfig` fields)."""
 
+GUARD_FLAG = Flag(
+    "scoring.guard",
+    ("--guard",),
+    "Fact guard (not in the paper): none; facts (a step pair that states incompatible facts "
+    "- another number, a negation, an opposed relation, another option or colour - is no "
+    "match); facts-strict (besides, a step that contradicts the reference step it restates "
+    "matches nothing)",
+)
+"""``--guard``: one declaration for ``crystal score`` and ``crystal run``."""
+
 SCORE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "benchmark",
@@ -133,6 +143,7 @@ SCORE_FLAGS: tuple[Flag, ...] = (
         param_name="matcher_model",
         default_text="the answer judge's",
     ),
+    GUARD_FLAG,
     Flag(
         "scoring.lenient",
         ("--lenient/--strict",),

@@ -110,6 +110,12 @@ AGREEMENT_FLAGS: tuple[Flag, ...] = (
         default_text="none",
         deprecated=("--judge-model",),
     ),
+    Flag(
+        "guard",
+        ("--guard",),
+        "Also score cosine at tau with the fact guard (facts: a pair whose steps state "
+        "incompatible facts does not match), or not (none)",
+    ),
     Flag("resamples", ("--resamples",), "Bootstrap resamples (0: no kappa intervals)", kind=int),
     Flag("confidence", ("--confidence",), "Confidence level of the intervals", kind=float),
     _SEED,
@@ -145,6 +151,14 @@ ABLATE_FLAGS: tuple[Flag, ...] = (
         required=True,
     ),
     Flag("thresholds", ("--thresholds",), "Comma-separated thresholds", metavar="TAUS"),
+    Flag(
+        "guards",
+        ("--guards",),
+        "Comma-separated fact guards to ablate (none,facts,facts-strict): one row per encoder "
+        "and guard",
+        metavar="GUARDS",
+        default_text="none",
+    ),
     Flag(
         "default_encoder",
         ("--default-encoder",),

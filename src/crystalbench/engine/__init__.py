@@ -10,7 +10,8 @@ score`` and ``crystal run``, the lmms-eval task, the ablation, and the reward sc
   :class:`ScoredSet` in one pass (one encoder, each distinct text encoded once);
   :meth:`~ScoringEngine.iter_results` yields one set's records as they come.
 - :class:`ItemScorer` (:mod:`.items`): the per-item step, stage by stage: prepare, candidates
-  (where candidate filters such as the judge matcher apply), chain metrics, the record.
+  (where candidate filters such as the judge matcher and the fact guard apply, each reading
+  the item through a :class:`ChainContext`), chain metrics, the record.
 - :class:`Aggregator` (:mod:`.aggregate`): the macro-averages of the summary.
 """
 
@@ -20,6 +21,7 @@ from crystalbench.engine.aggregate import Aggregator
 from crystalbench.engine.core import ProgressHook, RunResult, ScoringEngine, recurring_texts
 from crystalbench.engine.items import (
     CandidateFilter,
+    ChainContext,
     ItemScorer,
     PreparedItem,
     ReferenceChain,
@@ -33,6 +35,7 @@ from crystalbench.engine.sets import ScoredSet, as_prediction_set, check_ids
 __all__ = [
     "Aggregator",
     "CandidateFilter",
+    "ChainContext",
     "ItemScorer",
     "PreparedItem",
     "ProgressHook",

@@ -7,6 +7,7 @@ judge unscored) follow the metric contract: nothing is dropped from a denominato
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,13 @@ import numpy as np
 from crystalbench.compat.answers import BLANK_RULE as COMPAT_BLANK_RULE
 from crystalbench.metrics import METRICS
 from crystalbench.pairs import PairedAnswer, summarize_pairs
-from crystalbench.types import DIFFICULTIES, ItemResult, MetricSummary, RunSummary
+from crystalbench.types import (
+    DIFFICULTIES,
+    VETO_REASONS,
+    ItemResult,
+    MetricSummary,
+    RunSummary,
+)
 
 __all__ = ["MAX_PROBLEMS_KEPT", "Aggregator"]
 
@@ -43,6 +50,10 @@ class Aggregator:
         self.order_undefined: list[bool] = []
         self.compat_blank: list[bool] = []
         self.precedence: list[bool] = []
+        self.vetoed: list[int] = []
+        self.guarded = False
+        """Whether a guard ran (some record carries ``vetoed``)."""
+        self.vetoed_by_reason: Counter[str] = Counter()
         self.paired: list[PairedAnswer] = []
         self.source: list[str] = []
         self.difficulty: list[str] = []
@@ -61,6 +72,11 @@ class Aggregator:
         self.order_undefined.append(len(result.matches) < 2)
         self.compat_blank.append(result.answer_rule == COMPAT_BLANK_RULE)
         self.precedence.append(result.ref_precedence is not None)
+        vetoed = result.vetoed
+        self.vetoed.append(len(vetoed) if vetoed else 0)
+        if vetoed is not None:
+            self.guarded = True
+            self.vetoed_by_reason.update(veto.reason for veto in vetoed)
         if result.pair is not None:
             self.paired.append((result.pair, result.pair_size, result.answer_correct is True))
         self.source.append(result.source)
@@ -71,6 +87,8 @@ class Aggregator:
 
         def count(flags: list[bool]) -> int:
             return int(np.asarray(flags, dtype=bool)[mask].sum())
+
+        vetoed = np.asarray(self.vetoed, dtype=np.int64)[mask]
 
         means = {
             key: float(np.asarray(values, dtype=np.float64)[mask].mean()) if n else 0.0
@@ -94,6 +112,8 @@ class Aggregator:
             n_order_undefined=count(self.order_undefined),
             n_compat_blank=count(self.compat_blank),
             n_precedence=count(self.precedence),
+            n_vetoed_pairs=int(vetoed.sum()),
+            n_vetoed_items=int((vetoed > 0).sum()),
         )
 
     def summary(
@@ -120,6 +140,11 @@ class Aggregator:
             pairs=summarize_pairs(self.paired),
             n_unknown_ids=n_unknown_ids,
             n_invalid_records=n_invalid_records,
+            vetoed_by_reason=(
+                {reason: self.vetoed_by_reason[reason] for reason in VETO_REASONS}
+                if self.guarded
+                else {}
+            ),
             problems=list(problems)[:MAX_PROBLEMS_KEPT],
             config=config,
         )

@@ -182,12 +182,17 @@ class ScoringEngine:
         )
 
     def candidate_filters(self) -> list[CandidateFilter]:
-        """New candidate filters for one prediction set: the judge matcher, when used."""
+        """New candidate filters for one prediction set: the judge matcher, when used, then
+        the fact guard, when used (it reads the pairs the judge left)."""
         filters: list[CandidateFilter] = []
         if self.step_judge is not None:
             from crystalbench.judges.step_judge import JudgeMatcher
 
             filters.append(JudgeMatcher(self.step_judge))
+        if self.config.guard != "none":
+            from crystalbench.guards.candidates import GuardFilter
+
+            filters.append(GuardFilter(self.config.guard, store=self.store))
         return filters
 
     def subset(self, benchmark: Benchmark) -> Benchmark:
@@ -296,6 +301,29 @@ class ScoringEngine:
         texts = [_chunk_texts(batches[lo:hi] for batches in prepared) for lo, hi in bounds]
         keep_after, drop_after = recurring_texts(texts)
         self.tick("embed", began)
+        try:
+            yield from self._score_chunks(
+                prepared, scorers, bounds, texts, keep_after, drop_after, total
+            )
+        finally:
+            for scorer in scorers:
+                for candidate_filter in scorer.filters:
+                    began = time.perf_counter()
+                    candidate_filter.finish()
+                    self.tick(candidate_filter.name, began)
+
+    def _score_chunks(
+        self,
+        prepared: list[list[PreparedItem]],
+        scorers: Sequence[ItemScorer],
+        bounds: list[tuple[int, int]],
+        texts: list[list[str]],
+        keep_after: dict[int, list[str]],
+        drop_after: dict[int, list[str]],
+        total: int,
+    ) -> Iterator[tuple[int, ItemResult]]:
+        """The chunks of :meth:`iter_scored`, embedded then scored, set by set."""
+        progress = self.progress
         for index, (lo, hi) in enumerate(bounds):
             began = time.perf_counter()
             unique, texts[index] = texts[index], []  # this chunk's list is not needed again
@@ -315,6 +343,7 @@ class ScoringEngine:
                     candidate_filter.prepare(batch)
                     self.tick(candidate_filter.name, began)
                 scored = 0.0
+                filtering = dict(scorer.filter_seconds)
                 for ready, verdict in zip(batch, verdicts, strict=True):
                     began = time.perf_counter()
                     result = scorer.score(ready, vectors, verdict)
@@ -322,6 +351,11 @@ class ScoringEngine:
                     if progress:
                         progress("score", 1, total)
                     yield set_index, result
+                # The filters' candidates() time is theirs, not the scoring's.
+                for name, seconds in scorer.filter_seconds.items():
+                    spent = seconds - filtering.get(name, 0.0)
+                    scored -= spent
+                    self.timings[name] = self.timings.get(name, 0.0) + spent
                 self.timings["score"] = self.timings.get("score", 0.0) + scored
 
     def iter_results(

@@ -11,9 +11,11 @@ four stages, each one public method:
 2. :meth:`ItemScorer.candidates`, per chain: the similarity matrix of the candidate pairs.
    The cosines under the match rules come first, then each **candidate filter**
    (:class:`CandidateFilter`) in turn removes pairs (sets them to NaN, which never passes
-   the threshold): the judge matcher keeps only the pairs an LLM names. A filter that
-   vetoes pairs on other grounds (a fact guard) is one more filter here; greedy matching
-   then moves on to the next best pair, and everything downstream follows;
+   the threshold): the judge matcher keeps only the pairs an LLM names; the fact guard
+   (:class:`~crystalbench.guards.candidates.GuardFilter`) removes pairs whose steps state
+   incompatible facts, so greedy matching moves on to the next best pair, and everything
+   downstream follows. A filter reads the item (its options) and notes what it removed in
+   a :class:`ChainContext`; the winning chain's notes go into the record (``vetoed``);
 3. :meth:`ItemScorer.chain_fields`, per chain: greedy one-to-one matching, precision,
    recall, F1, the order of the matches (LIS, Kendall) and Ordered F1. The order is read
    against the chain's **precedence** (:attr:`ReferenceChain.precedence`): the item's
@@ -29,6 +31,7 @@ chunk of items at once. Nothing here does I/O.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -60,10 +63,12 @@ from crystalbench.types import (
     ItemResult,
     ParsedResponse,
     Prediction,
+    Veto,
 )
 
 __all__ = [
     "CandidateFilter",
+    "ChainContext",
     "ItemScorer",
     "PreparedItem",
     "ReferenceChain",
@@ -141,14 +146,53 @@ class PreparedItem:
         return texts
 
 
+@dataclass
+class ChainContext:
+    """What a candidate filter may read about the chain it filters, and where it notes what
+    it removed (one per item and reference chain; the winning chain's notes are recorded).
+
+    Examples:
+        >>> context = ChainContext(None, MatchRules())
+        >>> context.options, context.vetoes
+        ([], None)
+        >>> context.add_vetoes([])
+        >>> context.vetoes
+        []
+    """
+
+    item: BenchmarkItem | None
+    """The item scored (``None`` where a caller scores bare steps)."""
+    rules: MatchRules
+    """The match rules the chain is matched with (threshold, strictness, tie order)."""
+    vetoes: list[Veto] | None = None
+    """Pairs a filter kept from matching, and why (``None``: no filter records vetoes; an
+    empty list: one ran and vetoed nothing). Recorded as the item's ``vetoed``."""
+    matches: list[tuple[int, int, float]] | None = None
+    """The greedy matches of the matrix the last filter returned, when that filter walked it
+    (the fact guard does): the scorer then does not walk it again. Reset before each filter."""
+
+    @property
+    def options(self) -> list[str]:
+        """The item's answer options (empty without an item)."""
+        return list(self.item.options) if self.item is not None else []
+
+    def add_vetoes(self, vetoes: Sequence[Veto]) -> None:
+        """Note vetoes (an empty sequence still says that a guard ran)."""
+        if self.vetoes is None:
+            self.vetoes = []
+        self.vetoes.extend(vetoes)
+
+
 @runtime_checkable
 class CandidateFilter(Protocol):
     """Removes pairs from an item's candidates (see the module docstring, stage 2).
 
-    ``name`` keys the seconds :meth:`prepare` takes in the run's timings; :meth:`record`
-    goes into the config record of ``summary.json``. A filter has state of its own (what it
-    prepared, what it counted), so the engine gives every prediction set its own filters.
-    The judge matcher (:class:`~crystalbench.judges.step_judge.JudgeMatcher`) is one.
+    ``name`` keys the seconds :meth:`prepare` and :meth:`candidates` take in the run's
+    timings; :meth:`record` goes into the config record of ``summary.json``. A filter has
+    state of its own (what it prepared, what it counted), so the engine gives every
+    prediction set its own filters.
+    The judge matcher (:class:`~crystalbench.judges.step_judge.JudgeMatcher`) and the fact
+    guard (:class:`~crystalbench.guards.candidates.GuardFilter`) are two.
     """
 
     name: str
@@ -159,10 +203,20 @@ class CandidateFilter(Protocol):
         ...
 
     def candidates(
-        self, similarity: np.ndarray, pred_steps: Sequence[str], ref_steps: Sequence[str]
+        self,
+        similarity: np.ndarray,
+        pred_steps: Sequence[str],
+        ref_steps: Sequence[str],
+        context: ChainContext,
     ) -> np.ndarray:
         """``similarity`` (predicted x reference steps) with every pair that is not a
-        candidate set to NaN."""
+        candidate set to NaN (``context``: the item, the match rules, and where to note
+        vetoes)."""
+        ...
+
+    def finish(self) -> None:
+        """Called once the set's items are all scored (a filter that remembers what it
+        decided writes it here)."""
         ...
 
     def record(self) -> dict[str, Any]:
@@ -267,6 +321,8 @@ class ItemScorer:
         self.alternative_chains = scores_alternative_chains(compat)
         self.reads_precedence = reads_precedence(compat)
         self.filters = tuple(filters)
+        self.filter_seconds: dict[str, float] = {}
+        """Seconds each filter spent in :meth:`candidates`, by its name."""
 
     # ------------------------------------------------------------------ stage 1
     @property
@@ -332,6 +388,7 @@ class ItemScorer:
         ref: np.ndarray,
         pred_steps: Sequence[str],
         ref_steps: Sequence[str],
+        context: ChainContext | None = None,
     ) -> np.ndarray:
         """The similarity matrix of the candidate pairs of one chain: the cosines under the
         match rules, then every candidate filter in order (NaN: not a candidate).
@@ -341,10 +398,21 @@ class ItemScorer:
             ref: ``(n, d)`` unit vectors of the reference steps.
             pred_steps: The ``m`` predicted steps (for filters that read the text).
             ref_steps: The ``n`` reference steps.
+            context: The item and where filters note their vetoes (default: no item, the
+                notes dropped).
         """
         similarity = cosine_matrix(pred, ref, self.rules)
+        if not self.filters:
+            return similarity
+        if context is None:
+            context = ChainContext(None, self.rules)
+        seconds = self.filter_seconds
         for candidate_filter in self.filters:
-            similarity = candidate_filter.candidates(similarity, pred_steps, ref_steps)
+            began = time.perf_counter()
+            context.matches = None  # what an earlier filter walked is not this matrix
+            similarity = candidate_filter.candidates(similarity, pred_steps, ref_steps, context)
+            name = candidate_filter.name
+            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - began
         return similarity
 
     def matches(self, similarity: np.ndarray) -> list[tuple[int, int, float]]:
@@ -352,16 +420,24 @@ class ItemScorer:
         acceptance order (:func:`crystalbench.matching.greedy_pairs`)."""
         return greedy_pairs(similarity, self.rules)
 
-    def chain_fields(self, similarity: np.ndarray, chain: ReferenceChain) -> dict[str, Any]:
+    def chain_fields(
+        self,
+        similarity: np.ndarray,
+        chain: ReferenceChain,
+        matches: list[tuple[int, int, float]] | None = None,
+    ) -> dict[str, Any]:
         """Every step metric of one chain from its candidates
         (:func:`crystalbench.matching.chain_fields`: matches, P/R/F1, LIS, Kendall, Ordered
-        F1). ``chain`` is where the order of its steps comes from (its precedence)."""
+        F1). ``chain`` is where the order of its steps comes from (its precedence);
+        ``matches``, the greedy matches of ``similarity`` when a filter walked it already
+        (:attr:`ChainContext.matches`)."""
         return chain_fields(
             similarity,
             rules=self.rules,
             alpha=self.alpha,
             order_metric=self.order_metric,
             precedence=chain.precedence,
+            matches=matches,
         )
 
     # ------------------------------------------------------------------ stage 4
@@ -372,20 +448,23 @@ class ItemScorer:
         a tie keeps the lower index), with the answer's verdict."""
         pred_steps = prepared.pred_steps
         pred = vectors.of(pred_steps)
-        best: tuple[int, ReferenceChain, dict[str, Any]] | None = None
+        best: tuple[int, ReferenceChain, dict[str, Any], ChainContext] | None = None
         for index, chain in enumerate(prepared.chains):
             # Stage 2 (candidate filters) then stage 3 (matching and order, against the
             # chain's order). What a filter decided about this item (a guard's vetoes) is
             # the winning chain's, recorded with its fields.
-            similarity = self.candidates(pred, vectors.of(chain.steps), pred_steps, chain.steps)
-            fields = self.chain_fields(similarity, chain)
+            context = ChainContext(prepared.item, self.rules)
+            similarity = self.candidates(
+                pred, vectors.of(chain.steps), pred_steps, chain.steps, context
+            )
+            fields = self.chain_fields(similarity, chain, context.matches)
             if best is None or (fields["f1"], fields["ordered_f1"]) > (
                 best[2]["f1"],
                 best[2]["ordered_f1"],
             ):
-                best = (index, chain, fields)
+                best = (index, chain, fields, context)
         assert best is not None  # there is always the primary chain
-        index, chain, fields = best
+        index, chain, fields, context = best
         item, parsed = prepared.item, prepared.parsed
         pair, pair_size = item_pair(item)
         return ItemResult(
@@ -408,4 +487,5 @@ class ItemScorer:
             ref_precedence=chain.precedence.reduction() if chain.precedence else None,
             pair=pair,
             pair_size=pair_size,
+            vetoed=context.vetoes,
         )

@@ -24,6 +24,13 @@ Pure and deterministic: no I/O, no model. The rules (:mod:`crystalbench.guards.r
 - ``option``: different option letters, or different option texts of the item;
 - ``colour``: one thing given two colours.
 
+In the scoring engine the guard is a candidate filter (:class:`GuardFilter`,
+``ScoreConfig(guard="facts")`` or ``"facts-strict"``; ``--guard`` on ``crystal score`` and
+``run``; ``RewardScorer(guard=...)``): it reads only the pairs the greedy walk reaches and
+remembers its decisions in the embedding cache's file (:mod:`crystalbench.guards.memo`).
+``facts-strict`` adds a step scope: a predicted step that contradicts its closest reference
+step (the one it restates) matches nothing. ``docs/metrics.md``, "Fact-aware matching".
+
 Every rule but the option letters also asks that the two steps be about the same things
 (:func:`~crystalbench.guards.rules.about_the_same`): "Side AC is 6." and "Side BC is 8." are
 about different sides and are not vetoed. The rules favour precision: when they cannot tell
@@ -38,6 +45,7 @@ Examples:
 
 from __future__ import annotations
 
+from crystalbench.guards.candidates import GuardFilter
 from crystalbench.guards.facts import StepFacts, step_facts
 from crystalbench.guards.guard import FactGuard, build_guard, veto_whole_steps, without_vetoed
 from crystalbench.guards.records import (
@@ -54,6 +62,7 @@ __all__ = [
     "Conflict",
     "ConflictSpans",
     "FactGuard",
+    "GuardFilter",
     "StepFacts",
     "TextSpan",
     "Veto",

@@ -6,14 +6,17 @@ threshold (:meth:`FactGuard.veto_mask`). Facts are read once per step text
 (:func:`~crystalbench.guards.facts.step_facts` is cached), so a step met by many others costs
 its reading once.
 
-Integration in greedy matching is a mask: vetoed pairs are not candidates, so greedy
-one-to-one matching goes on to the next best pair::
+In greedy matching vetoed pairs are not candidates, so greedy one-to-one matching goes on to
+the next best pair. As a mask over every pair at or above tau::
 
     guard = build_guard(config.guard, item.options)
     if guard is not None:
         mask, vetoes = guard.veto_mask(pred_steps, ref_steps, similarity, tau)
         similarity = without_vetoed(similarity, mask)
     pairs = greedy_pairs(similarity, rules)
+
+The scoring engine gets the same matches while reading only the pairs the greedy walk
+reaches (:class:`crystalbench.guards.candidates.GuardFilter`, ``ScoreConfig(guard=...)``).
 """
 
 from __future__ import annotations
@@ -202,8 +205,9 @@ def veto_whole_steps(
     that copies a reference step with a wrong number then often matches a *neighbouring*
     reference step ("The first row has 4 shaded squares." vetoed against "The first row has 2
     shaded squares." but matched to "The second row has 1 shaded square."), which is not a
-    contradiction and so not vetoed. This stricter scope is offered for the lead to choose
-    (measured in ``benchmarks/RESULTS.md``); it is not the issue's default.
+    contradiction and so not vetoed. This stricter scope is ``--guard facts-strict``
+    (measured in ``benchmarks/RESULTS.md``; the engine applies it lazily, as the greedy walk
+    reaches each step: :class:`crystalbench.guards.candidates.GuardFilter`).
 
     Examples:
         >>> S = np.array([[0.9, 0.8], [0.2, 0.7]], dtype=np.float32)
@@ -226,6 +230,10 @@ def veto_whole_steps(
 def build_guard(kind: GuardKind | str, options: Sequence[str] = ()) -> FactGuard | None:
     """The guard called ``kind`` for an item with ``options``; None for ``none`` (the paper).
 
+    ``facts`` and ``facts-strict`` read pairs with the same rules; they differ in what a
+    conflict removes from the candidates, which is the scoring engine's business
+    (:class:`crystalbench.guards.candidates.GuardFilter`).
+
     Raises:
         UnknownNameError: ``kind`` is not a guard.
 
@@ -235,6 +243,6 @@ def build_guard(kind: GuardKind | str, options: Sequence[str] = ()) -> FactGuard
     """
     if kind == "none":
         return None
-    if kind == "facts":
+    if kind in GUARDS:
         return FactGuard(options)
     raise UnknownNameError("guard", str(kind), GUARDS)

@@ -459,12 +459,20 @@ class JudgeMatcher:
                 self.first_error = self.first_error or verdict.error
 
     def candidates(
-        self, similarity: np.ndarray, pred_steps: Sequence[str], ref_steps: Sequence[str]
+        self,
+        similarity: np.ndarray,
+        pred_steps: Sequence[str],
+        ref_steps: Sequence[str],
+        context: Any = None,
     ) -> np.ndarray:
-        """The item's cosine matrix masked to the judge's pairs (:func:`judged_similarity`)."""
+        """The item's cosine matrix masked to the judge's pairs (:func:`judged_similarity`;
+        ``context``, the item's :class:`~crystalbench.engine.ChainContext`, is not needed)."""
         chain = tuple(pred_steps)
         found = [self._verdicts.get(StepMatchRequest(ref, chain)) for ref in ref_steps]
         return judged_similarity(similarity, found)
+
+    def finish(self) -> None:
+        """Nothing to do: verdicts are cached as they come."""
 
     def info(self) -> dict[str, Any]:
         """Identity (model, URL, prompt hash), counters and failures, for ``summary.json``."""

@@ -42,9 +42,19 @@ PROVENANCE_KEYS: tuple[tuple[str, str], ...] = (
     ("order_metric", "order metric"),
     ("compat", "compat mode"),
     ("answer_rules", "answer rules"),
+    ("guard", "fact guard"),
     ("benchmark_fingerprint", "benchmark fingerprint"),
 )
 """Config keys that must agree for a like-for-like comparison, with their labels."""
+
+CONFIG_DEFAULTS: dict[str, str] = {"guard": "none"}
+"""What a key means when a results file lacks it (written before the option existed)."""
+
+
+def config_value(run: RunData, key: str) -> object:
+    """``run``'s recorded value of a scoring setting (its default when not recorded)."""
+    value = run.config.get(key)
+    return CONFIG_DEFAULTS.get(key) if value is None else value
 
 
 class RunComparison(Record):
@@ -72,7 +82,7 @@ def config_differences(a: RunData, b: RunData) -> list[str]:
     """Scoring settings that differ between two runs, as ``"label: A vs B"`` strings."""
     out = []
     for key, label in PROVENANCE_KEYS:
-        left, right = a.config.get(key), b.config.get(key)
+        left, right = config_value(a, key), config_value(b, key)
         if left != right:
             out.append(f"{label}: {left!r} vs {right!r}")
     return out

@@ -55,7 +55,12 @@ from crystalbench.report.analysis import (
     reference_length_bins,
     reference_steps_histogram,
 )
-from crystalbench.report.comparison import COMPARED_METRICS, RunComparison, compare_runs
+from crystalbench.report.comparison import (
+    COMPARED_METRICS,
+    RunComparison,
+    compare_runs,
+    config_value,
+)
 from crystalbench.report.leaderboard import LeaderboardRow, leaderboard_rows
 from crystalbench.report.loading import ReportWarning, RunData, load_runs, warn
 from crystalbench.stats import (
@@ -64,6 +69,7 @@ from crystalbench.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
 )
+from crystalbench.types import VETO_REASONS, Veto
 
 IMAGE_MAX_SIDE = 384
 """Longest side of embedded thumbnails, in pixels."""
@@ -141,6 +147,7 @@ def _run_items(
     columns.update({column: [] for column in _ITEM_COLUMNS})
     ref_override: dict[str, list[str]] = {}
     order: dict[str, dict[str, Any]] = {}  # only items scored against a partial order
+    vetoes: dict[str, list[list[Any]]] = {}  # only items with a pair the fact guard vetoed
     for k, it in enumerate(run.items):
         g = global_index[it.id]
         columns["pos"].append(g)
@@ -172,6 +179,8 @@ def _run_items(
         columns["ooo"].append([[i, j] for i, j in it.out_of_order])
         columns["rc"].append(it.ref_chain)  # which reference chain was scored (0: primary)
         columns["nrc"].append(it.n_ref_chains)
+        if it.vetoed:
+            vetoes[str(k)] = [_veto_json(veto) for veto in it.vetoed]
         canonical = canonical_refs[g]
         if canonical is None:
             canonical_refs[g] = list(it.ref_steps)
@@ -179,7 +188,35 @@ def _run_items(
             ref_override[str(k)] = list(it.ref_steps)
         if it.ref_precedence is not None:
             order[str(k)] = _partial_order(it.ref_precedence, it.n_ref)
-    return {**columns, "ref": ref_override, **({"prec": order} if order else {})}
+    return {
+        **columns,
+        "ref": ref_override,
+        **({"prec": order} if order else {}),
+        **({"veto": vetoes} if vetoes else {}),
+    }
+
+
+def _veto_json(veto: Veto) -> list[Any]:
+    """What the item view shows of one veto: ``[pred, ref, cosine, reason, scope,
+    [start, end] in the predicted step, [start, end] in the reference step]``.
+
+    Examples:
+        >>> from crystalbench.types import ConflictSpans, TextSpan
+        >>> span = TextSpan(start=4, end=6, text="40")
+        >>> _veto_json(Veto(pred=1, ref=0, cosine=0.8912, reason="number",
+        ...                 spans=ConflictSpans(pred=span, ref=span)))
+        [1, 0, 0.891, 'number', 'pair', [4, 6], [4, 6]]
+    """
+    spans = veto.spans
+    return [
+        veto.pred,
+        veto.ref,
+        _round(veto.cosine, 3),
+        veto.reason,
+        veto.scope,
+        [spans.pred.start, spans.pred.end],
+        [spans.ref.start, spans.ref.end],
+    ]
 
 
 def _partial_order(pairs: Sequence[tuple[int, int]], n_ref: int) -> dict[str, Any]:
@@ -371,6 +408,13 @@ def _benchmark_items(
 
 def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> str:
     head = ['<th scope="col" data-key="name" data-type="text">Model</th>']
+    guarded = any(row.guard != "none" for row in rows)  # the fact guard's column, only then
+    if guarded:
+        head.append(
+            '<th scope="col" data-key="guard" data-type="text" class="guard" title="The fact '
+            "guard the run was scored with (not in the paper); runs with different guards are "
+            'not comparable">Guard</th>'
+        )
     for column in LEADERBOARD:
         hint = "higher is better" if column.higher_is_better else column.description
         head.append(
@@ -396,6 +440,11 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
             f'<span class="swatch" style="background:{colors[index]}"></span>'
             f"{html.escape(row.name)}</th>"
         ]
+        if guarded:
+            cells.append(
+                f'<td class="guard" data-value="{html.escape(row.guard)}">'
+                f"<code>{html.escape(row.guard)}</code></td>"
+            )
         for column in LEADERBOARD:
             interval = row.metrics[column.key]
             kind = column.number_format
@@ -432,6 +481,7 @@ _PROVENANCE_FIELDS: tuple[tuple[str, str], ...] = (
     ("order_metric", "Order metric"),
     ("compat", "Compat mode"),
     ("answer_rules", "Answer rules"),
+    ("guard", "Fact guard"),
     ("judge", "Answer judge"),
     ("package_version", "crystalbench version"),
     ("prompt_hash", "Prompt hash"),
@@ -481,9 +531,10 @@ def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
         ("order_metric", "order metrics"),
         ("compat", "compat modes"),
         ("answer_rules", "answer rules"),
+        ("guard", "fact guards"),
         ("benchmark_fingerprint", "benchmark fingerprints"),
     ):
-        values = {json.dumps(run.config.get(key), default=str) for run in runs}
+        values = {json.dumps(config_value(run, key), default=str) for run in runs}
         if len(values) > 1:
             out.append(
                 f"The runs were scored with different {label} "
@@ -494,6 +545,13 @@ def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
         out.append(
             f"Encoder {encoder!r} differs from the paper's {ENCODER}: numbers "
             "are not comparable with the paper's tables."
+        )
+    guarded = [run.name for run in runs if run.guard != "none"]
+    if guarded:
+        out.append(
+            f"{', '.join(guarded)} scored with a fact guard (an extension, not in the paper: "
+            "pairs that state incompatible facts do not match): not comparable with the "
+            "paper's tables."
         )
     return out
 
@@ -670,6 +728,8 @@ def _payload(
                     "n_invalid_records": run.summary.n_invalid_records,
                 },
                 "pairs": row.pairs.model_dump() if row.pairs is not None else None,
+                "guard": run.guard,
+                "vetoed_by_reason": _vetoes_by_reason(run),
                 "problems": run.summary.problems[:20],
                 **breakdown,
                 "quadrants": quadrants(run, weak_f1, sound_f1),
@@ -731,6 +791,17 @@ def _payload(
         "comparisons": comparisons,
     }
     return data, images, rows
+
+
+def _vetoes_by_reason(run: RunData) -> dict[str, int]:
+    """The run's vetoed pairs by reason, counted from its records (empty without a guard)."""
+    if run.guard == "none":
+        return {}
+    counts = dict.fromkeys(VETO_REASONS, 0)
+    for item in run.items:
+        for veto in item.vetoed or ():
+            counts[veto.reason] = counts.get(veto.reason, 0) + 1
+    return counts
 
 
 def _metric_json(column: Any) -> list[Any]:

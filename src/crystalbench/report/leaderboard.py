@@ -82,6 +82,12 @@ class LeaderboardRow(Record):
     """Blank answers crystal-metrics 0.2.0's answer rules credited."""
     n_precedence: int = 0
     """Items whose order was scored against a partial-order reference."""
+    guard: str = "none"
+    """The fact guard the run was scored with (``none``: the paper)."""
+    n_vetoed_pairs: int = 0
+    """Step pairs the fact guard kept from matching."""
+    n_vetoed_items: int = 0
+    """Items with at least one vetoed pair."""
     pairs: PairSummary | None = None
     """Question and pair accuracy of the paired items (MMVP); ``None`` when none is paired."""
 
@@ -137,6 +143,9 @@ def leaderboard_rows(
                 n_order_undefined=sum(1 for item in run.items if len(item.matches) < 2),
                 n_compat_blank=sum(1 for item in run.items if item.answer_rule == BLANK_RULE),
                 n_precedence=sum(1 for item in run.items if item.ref_precedence is not None),
+                guard=run.guard,
+                n_vetoed_pairs=sum(len(item.vetoed or ()) for item in run.items),
+                n_vetoed_items=sum(1 for item in run.items if item.vetoed),
                 pairs=summarize_pairs(
                     (item.pair, item.pair_size, item.answer_correct is True) for item in run.items
                 ),
@@ -184,8 +193,10 @@ def render_markdown(
     """  # noqa: E501
     best = _best(rows) if bold_best else {}
     paired = _has_pairs(rows)
+    guarded = _guarded(rows)
     header = [
         "Model",
+        *(["Guard"] if guarded else []),
         *(column.header for column in TABLE2),
         *(count.header for count in PAPER_TABLE_COUNTS),
         *(column.header for column in PAIR_METRICS if paired),
@@ -195,7 +206,7 @@ def render_markdown(
         "|:--|" + "--:|" * (len(header) - 1),
     ]
     for index, row in enumerate(rows):
-        cells = [_md_escape(row.name)]
+        cells = [_md_escape(row.name), *([row.guard] if guarded else [])]
         for column in TABLE2:
             interval = row.metrics[column.key]
             text = format_number(interval.estimate, column.number_format)
@@ -217,7 +228,38 @@ def render_markdown(
     if paired:
         lines.append("")
         lines.append(_pair_note(rows))
+    note = guard_note(rows)
+    if note is not None:
+        lines.append("")
+        lines.append(note)
     return "\n".join(lines) + "\n"
+
+
+def _guarded(rows: Sequence[LeaderboardRow]) -> bool:
+    """Whether a run used a fact guard (a ``Guard`` column is shown only then)."""
+    return any(row.guard != "none" for row in rows)
+
+
+def guard_note(rows: Sequence[LeaderboardRow]) -> str | None:
+    """The line under a leaderboard whose runs used a fact guard: which, and that runs with
+    different guards are not comparable; ``None`` when no run used one.
+
+    Examples:
+        >>> from crystalbench.stats import Interval
+        >>> ci = {k: Interval(estimate=0.5, low=0.4, high=0.6) for k in METRIC_KEYS}
+        >>> rows = [LeaderboardRow(name=n, results_dir="r", metrics=ci, n_items=3, n_scored=3,
+        ...     n_missing=0, n_parse_failed=0, n_judge_unscored=0, guard=g)
+        ...     for n, g in (("a", "none"), ("b", "facts"))]
+        >>> print(guard_note(rows))
+        Guard: the fact guard each run was scored with (an extension, not in the paper). Runs with different guards are NOT comparable (none, facts).
+    """  # noqa: E501
+    if not _guarded(rows):
+        return None
+    note = "Guard: the fact guard each run was scored with (an extension, not in the paper)."
+    guards = list(dict.fromkeys(row.guard for row in rows))
+    if len(guards) > 1:
+        note += f" Runs with different guards are NOT comparable ({', '.join(guards)})."
+    return note
 
 
 def _count_cells(row: LeaderboardRow) -> list[str]:
@@ -270,7 +312,8 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    header = ["model"]
+    guarded = _guarded(rows)
+    header = ["model", *(["guard"] if guarded else [])]
     for key in METRIC_KEYS:
         header += [key, f"{key}_low", f"{key}_high"]
     paired = _has_pairs(rows)
@@ -283,7 +326,7 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
     ]
     writer.writerow(header)
     for row in rows:
-        values: list[object] = [row.name]
+        values: list[object] = [row.name, *([row.guard] if guarded else [])]
         for key in METRIC_KEYS:
             interval = row.metrics[key]
             values += [repr(interval.estimate), repr(interval.low), repr(interval.high)]
@@ -349,11 +392,18 @@ def render_latex(
                 f"intervals over items ({first.n_resamples} resamples)."
             )
     paired = _has_pairs(rows)
+    guarded = _guarded(rows)
+    note = guard_note(rows)
+    if note is not None:
+        caption = f"{caption} {latex_escape(note)}"
     pair_columns = PAIR_METRICS if paired else ()
-    columns = "l" + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS) + len(pair_columns))
+    columns = (
+        "l" + "l" * guarded + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS) + len(pair_columns))
+    )
     header = " & ".join(
         [
             "Model",
+            *(["Guard"] if guarded else []),
             *(latex_escape(c.header) for c in TABLE2),
             *(latex_escape(c.header) for c in PAPER_TABLE_COUNTS),
             *(latex_escape(c.header) for c in pair_columns),
@@ -370,7 +420,7 @@ def render_latex(
         "\\midrule",
     ]
     for index, row in enumerate(rows):
-        cells = [latex_escape(row.name)]
+        cells = [latex_escape(row.name), *([latex_escape(row.guard)] if guarded else [])]
         for column in TABLE2:
             interval = row.metrics[column.key]
             text = format_number(interval.estimate, column.number_format)

@@ -113,6 +113,12 @@ class RunData:
         items = self.items if positions is None else [self.items[p] for p in positions]
         return [str(getattr(it, attribute)) for it in items]
 
+    @property
+    def guard(self) -> str:
+        """The fact guard the run was scored with (``none``: the paper, also for results
+        written before the guard existed)."""
+        return str(self.config.get("guard") or "none")
+
     def prompt_hash(self) -> str | None:
         """The prompt hash from the config or a manifest file of the folder, when recorded."""
         found = find_key(self.config, "prompt_hash") or find_key(self.manifest, "prompt_hash")
@@ -129,6 +135,7 @@ class RunData:
             "order_metric": config.get("order_metric"),
             "compat": config.get("compat"),
             "answer_rules": config.get("answer_rules"),
+            "guard": self.guard,
             "judge": config.get("judge_identity") or _judge_label(config.get("judge")),
             "package_version": config.get("package_version"),
             "schema_version": self.summary.schema_version,

@@ -13,6 +13,9 @@ keyword                     environment variable                default
 ``tau``                     ``CRYSTAL_REWARD_TAU``              0.35
 ``device``                  ``CRYSTAL_REWARD_DEVICE``           ``cuda:$LOCAL_RANK`` / cpu
 ``allow_think``             ``CRYSTAL_REWARD_ALLOW_THINK``      false
+``guard``                   ``CRYSTAL_REWARD_GUARD``            ``none`` (``facts-strict``
+                                                                for training, see
+                                                                ``docs/rewards.md``)
 ``cache_dir``               ``CRYSTALBENCH_CACHE_DIR``          ``~/.cache/crystalbench``
 (reference embeddings on    ``CRYSTAL_REWARD_DISK_CACHE=0``     on
 disk)                       turns it off
@@ -35,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crystalbench.defaults import ENCODER, TAU
+from crystalbench.defaults import ENCODER, GUARD, GUARDS, TAU
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.types import (
@@ -71,12 +74,18 @@ def shared_source(
     device: str | None = None,
     allow_think: bool | str | None = None,
     cache_dir: str | None = None,
+    guard: str | None = None,
 ) -> SignalSource:
     """The process-wide scorer (or reward-server client) for these settings.
+
+    Raises:
+        UnknownNameError: ``guard`` (or ``$CRYSTAL_REWARD_GUARD``) is not a fact guard.
 
     Examples:
         >>> shared_source(encoder="hash") is shared_source(encoder="hash")
         True
+        >>> shared_source(encoder="hash", guard="facts").guard
+        'facts'
     """
     url = server_url or os.environ.get("CRYSTAL_REWARD_SERVER") or None
     think = _flag(
@@ -88,7 +97,10 @@ def shared_source(
         name = encoder or os.environ.get("CRYSTAL_REWARD_ENCODER") or ENCODER
         threshold = tau if tau is not None else float(os.environ.get("CRYSTAL_REWARD_TAU", TAU))
         where = device or os.environ.get("CRYSTAL_REWARD_DEVICE") or None
-        key = ("local", name, threshold, where, think, cache_dir)
+        fact_guard = guard or os.environ.get("CRYSTAL_REWARD_GUARD") or GUARD
+        if fact_guard not in GUARDS:
+            raise UnknownNameError("guard", fact_guard, GUARDS)
+        key = ("local", name, threshold, where, think, cache_dir, fact_guard)
     with _LOCK:
         source = _SOURCES.get(key)
         if source is None:
@@ -102,7 +114,7 @@ def _build(key: tuple[Any, ...]) -> SignalSource:
         from crystalbench.rewards.client import RemoteRewardScorer
 
         return RemoteRewardScorer(key[1])
-    _, name, threshold, where, think, cache_dir = key
+    _, name, threshold, where, think, cache_dir, fact_guard = key
     from crystalbench.rewards.encoder_loading import load_reward_encoder
     from crystalbench.rewards.scorer import RewardScorer
 
@@ -113,11 +125,15 @@ def _build(key: tuple[Any, ...]) -> SignalSource:
         store = (Path(cache_dir) if cache_dir else default_cache_dir()) / "embeddings.sqlite"
     encoder = load_reward_encoder(name, device=where)
     return RewardScorer(
-        encoder, tau=threshold, format_rules=FormatRules(allow_think=think), store=store
+        encoder,
+        tau=threshold,
+        format_rules=FormatRules(allow_think=think),
+        store=store,
+        guard=fact_guard,
     )
 
 
-_SOURCE_KEYS = ("server_url", "encoder", "tau", "device", "allow_think", "cache_dir")
+_SOURCE_KEYS = ("server_url", "encoder", "tau", "device", "allow_think", "cache_dir", "guard")
 
 
 def score_dicts(

@@ -14,9 +14,13 @@ One call:
    runs; completion steps pass through (they rarely come back);
 4. matches each completion's steps against its reference with the evaluation engine's
    per-item step (:class:`~crystalbench.engine.ItemScorer`: its candidates, then greedy
-   one-to-one matching), so a candidate filter of evaluation applies to rewards alike. Only
-   the counting is the reward's own: steps blocked by the guards count in precision, and
-   with several chains the best is the one with the highest F1 (ties: the lower index).
+   one-to-one matching), so a candidate filter of evaluation applies to rewards alike: with
+   ``guard="facts"`` or ``"facts-strict"`` the fact guard keeps steps that state
+   incompatible facts from matching (a completion that copies reference wording with wrong
+   numbers earns no step credit for those steps; ``facts-strict`` is the one to train with,
+   ``docs/rewards.md``). Only the counting is the reward's own: steps blocked by the step
+   guards count in precision, and with several chains the best is the one with the highest
+   F1 (ties: the lower index).
 
 Results are memoised per (completion, item), so the several reward functions a trainer
 calls on the same batch (format, answer part, step part...) share one encoder pass.
@@ -39,10 +43,10 @@ import numpy as np
 
 from crystalbench.answers import score_answers
 from crystalbench.compat.matching import match_rules
-from crystalbench.defaults import REWARDS_BEST_REFERENCE_CHAIN, TAU, CompatMode
+from crystalbench.defaults import GUARD, REWARDS_BEST_REFERENCE_CHAIN, TAU, CompatMode, GuardKind
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.cache import CachingEncoder, EmbeddingStore, MemoryStore, text_key
-from crystalbench.engine.items import ItemScorer
+from crystalbench.engine.items import CandidateFilter, ChainContext, ItemScorer
 from crystalbench.judges.base import Judge
 from crystalbench.matching import precision_recall_f1
 from crystalbench.rewards.core import (
@@ -173,6 +177,11 @@ class RewardScorer:
         best_reference_chain: Score the steps against every reference chain of an item
             (``reference_steps`` and ``reference_chains``) and keep the best by F1 (ties: the
             lower index), as evaluation does; off by default (the primary chain only).
+        guard: The fact guard of step matching, as evaluation's ``--guard``: ``none`` (the
+            paper), ``facts`` (a pair whose steps state incompatible facts does not match)
+            or ``facts-strict`` (besides, a step that contradicts the reference step it
+            restates matches nothing: the one to train with). Not the step ``guards``
+            above, which block repeats and question copies.
 
     Examples:
         >>> from crystalbench.encoders import HashEncoder
@@ -199,6 +208,7 @@ class RewardScorer:
         reference_cache_size: int = 200_000,
         memo_size: int = 16_384,
         best_reference_chain: bool = REWARDS_BEST_REFERENCE_CHAIN,
+        guard: GuardKind | str = GUARD,
     ) -> None:
         if kind not in REWARD_KINDS:
             from crystalbench.errors import UnknownNameError
@@ -220,7 +230,13 @@ class RewardScorer:
         self._references = MemoryStore(reference_cache_size)
         # One encoder call per batch (the encoder splits it into forward batches).
         self._front = CachingEncoder(encoder, self._references, batch_size=sys.maxsize)
-        self._steps = ItemScorer(self.match_rules)
+        filters: list[CandidateFilter] = []
+        if guard != "none":
+            from crystalbench.guards.candidates import GuardFilter
+
+            filters.append(GuardFilter(guard))  # decisions kept in memory (bounded)
+        self.guard = str(guard)
+        self._steps = ItemScorer(self.match_rules, filters=filters)
         self._memo = _LRU(memo_size)
         self._lock = threading.Lock()
 
@@ -246,6 +262,7 @@ class RewardScorer:
             "weights": self.weights.model_dump(),
             "format_rules": self.format_rules.model_dump(),
             "guards": self.guards.model_dump(),
+            "guard": self.guard,
             "judge_identity": _judge_identity(self.judge),
         }
 
@@ -351,7 +368,9 @@ class RewardScorer:
                 prompt = prompts[id(item)] = prompt_text(item)
             guarded[row] = guard_steps(checks[row].steps, prompt, self.guards)
         step_scores = self._score_steps(
-            [guarded[row] for row in step_rows], [refs[row] for row in step_rows]
+            [guarded[row] for row in step_rows],
+            [refs[row] for row in step_rows],
+            [items[row] for row in step_rows],
         )
         scores = {row: score for row, (score, _) in zip(step_rows, step_scores, strict=True)}
         best_refs = {row: n for row, (_, n) in zip(step_rows, step_scores, strict=True)}
@@ -384,6 +403,7 @@ class RewardScorer:
         self,
         predicted: Sequence[GuardedSteps],
         references: Sequence[Sequence[Sequence[str]]],
+        items: Sequence[BenchmarkItem | None],
     ) -> list[tuple[StepScores, int]]:
         """Each completion's best step scores over its chains, with that chain's length."""
         if not predicted:
@@ -395,7 +415,7 @@ class RewardScorer:
         dim = next(iter(vectors.values())).shape[0]
         steps = self._steps
         out = []
-        for guarded, chains in zip(predicted, references, strict=True):
+        for guarded, chains, item in zip(predicted, references, items, strict=True):
             pred = (
                 np.stack([vectors[s] for s in guarded.allowed])
                 if guarded.allowed
@@ -406,8 +426,11 @@ class RewardScorer:
                 if not ref:
                     continue
                 ref_vectors = np.stack([vectors[s] for s in ref])
+                context = ChainContext(item, steps.rules)  # the fact guard reads its options
                 matched = len(
-                    steps.matches(steps.candidates(pred, ref_vectors, guarded.allowed, ref))
+                    steps.matches(
+                        steps.candidates(pred, ref_vectors, guarded.allowed, ref, context)
+                    )
                 )
                 score = StepScores(
                     matched, *precision_recall_f1(matched, guarded.n_steps, len(ref))

@@ -10,6 +10,7 @@ Example YAML::
 
     encoder: minilm-offline
     threshold: 0.35
+    guard: facts-strict    # copied wording with wrong facts earns no step credit
     kind: cpr
     format_rules: {allow_think: true}
     limits: {max_rows: 2048, idle_timeout_s: 10}
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crystalbench.defaults import ENCODER, TAU, CompatMode
+from crystalbench.defaults import ENCODER, GUARD, TAU, CompatMode, GuardKind
 from crystalbench.rewards.server import ServerLimits
 from crystalbench.rewards.types import FormatRules, RewardKind
 from crystalbench.serving.connections import Port
@@ -93,6 +94,10 @@ class RewardServerConfig(BaseModel):
     """tau: minimum cosine for a step pair to match."""
     compat: CompatMode = "none"
     """Step rules: ``none`` (the paper) or ``crystal-metrics-0.2``."""
+    guard: GuardKind = GUARD
+    """Fact guard of step matching: ``none`` (the paper), ``facts``, or ``facts-strict`` (a
+    step that contradicts the reference step it restates earns nothing: the one to train
+    with; ``docs/rewards.md``)."""
     kind: RewardKind = "cpr"
     """Reward kind of ``POST /v1/rewards`` when a request names none."""
     format_rules: FormatRules = Field(default_factory=FormatRules)
@@ -152,6 +157,7 @@ class RewardServerConfig(BaseModel):
             compat=None if self.compat == "none" else self.compat,
             format_rules=self.format_rules,
             store=self.store_path(),
+            guard=self.guard,
         )
         if self.warm:
             from crystalbench.data.loading import load_benchmark

@@ -1,4 +1,5 @@
-"""The encoder x threshold ablation (the paper's 4 encoders x 5 thresholds x 5 models).
+"""The encoder x threshold ablation (the paper's 4 encoders x 5 thresholds x 5 models), and
+the fact guard as one more axis.
 
 For every encoder, the prediction sets are scored once, together, by
 :func:`crystalbench.scoring_many.evaluate_many` at the **lowest** threshold of the grid: one
@@ -11,6 +12,14 @@ metrics (macro means over all items, as ``summary.json`` computes them, from the
 and Spearman's rho of that ranking against the default cell (:func:`scipy.stats.kendalltau`,
 :func:`scipy.stats.spearmanr`). The paper's comparison, mean Match F1 per encoder over its
 models and thresholds, comes with it.
+
+With several fact guards (``guards=["none", "facts"]``, ``--guards none,facts``) every
+encoder scores the sets once per guard, and each (encoder, guard) is one row of the grid,
+labelled ``ENCODER+GUARD`` (``minilm+facts``): the guard's effect on every model at every
+threshold, and on the ranking, side by side with the encoder's. The thresholds are read off
+one scoring per row as before: a vetoed pair is vetoed at every threshold, and a predicted
+step's closest reference step (``facts-strict``) is the same at every threshold where it is
+a candidate at all, so the matches at a higher tau are still a prefix.
 """
 
 from __future__ import annotations
@@ -47,7 +56,10 @@ class EncoderRun(Record):
     """One encoder of the ablation and what scoring with it cost."""
 
     label: str
-    """Name shown in tables (``LABEL=NAME`` on the command line, else the name)."""
+    """Name shown in tables (``LABEL=NAME`` on the command line, else the name; with
+    several guards ``LABEL+GUARD``: one row per encoder and guard)."""
+    guard: str = "none"
+    """The fact guard of this row's scoring."""
     name: str
     """Encoder name or folder, as :func:`crystalbench.encoders.load_encoder` takes it."""
     identity: str
@@ -67,7 +79,9 @@ class AblationCell(Record):
     """One (encoder, threshold) cell."""
 
     encoder: str
-    """The encoder's label."""
+    """The row's label (the encoder's; ``LABEL+GUARD`` with several guards)."""
+    guard: str = "none"
+    """The fact guard the cell was scored with."""
     threshold: float
     match_f1: dict[str, float]
     """Model -> Match F1."""
@@ -95,7 +109,11 @@ class AblationReport(Record):
     models: list[str]
     encoders: list[EncoderRun]
     thresholds: list[float]
+    guards: list[str] = Field(default_factory=lambda: ["none"])
+    """The fact guards ablated (one row per encoder and guard when several)."""
     default_encoder: str
+    """The row of the reference ranking (an encoder's label, ``LABEL+GUARD`` with several
+    guards)."""
     default_threshold: float
     config: dict[str, Any]
     """alpha, order metric, compat and the other scoring settings shared by every cell."""
@@ -141,6 +159,31 @@ def parse_encoders(text: str | Sequence[str]) -> list[tuple[str, str]]:
         if labels.count(label) > 1:
             raise InputError(f"encoder label {label!r} is used twice", field="--encoders")
     return out
+
+
+def _check_guards(guards: Sequence[str] | None, default: str) -> list[str]:
+    """The guards to ablate, each once, in the order given.
+
+    Raises:
+        InputError: An unknown guard (naming the valid ones), or none at all.
+
+    Examples:
+        >>> _check_guards(["none", "facts", "none"], "none")
+        ['none', 'facts']
+        >>> _check_guards(None, "facts-strict")
+        ['facts-strict']
+    """
+    from crystalbench.defaults import GUARDS
+
+    chosen = list(dict.fromkeys(guards)) if guards is not None else [default]
+    if not chosen:
+        raise InputError("give at least one guard", field="--guards")
+    for guard in chosen:
+        if guard not in GUARDS:
+            raise InputError(
+                f"unknown guard {guard!r} (valid: {', '.join(GUARDS)})", field="--guards"
+            )
+    return chosen
 
 
 def _metric_means(
@@ -209,6 +252,8 @@ def run_ablation(
     encoder_objects: Mapping[str, Encoder] | None = None,
     store: EmbeddingStore | None = None,
     progress: Any = None,
+    guards: Sequence[str] | None = None,
+    default_guard: str | None = None,
 ) -> AblationReport:
     """Score every prediction set with every encoder at every threshold.
 
@@ -227,12 +272,16 @@ def run_ablation(
         encoder_objects: Encoders to use instead of loading them, by label (tests).
         store: The embedding cache (default: ``config``'s).
         progress: Progress hook passed to every scoring pass.
+        guards: The fact guards to ablate (default: ``config.guard`` alone); with several,
+            every encoder scores the sets once per guard, one row each (``LABEL+GUARD``).
+        default_guard: The guard of the reference ranking's row (default: the first).
 
     Returns:
         The :class:`AblationReport`.
 
     Raises:
-        InputError: Bad thresholds or default cell, or every prediction set failed.
+        InputError: Bad thresholds, guards or default cell, or every prediction set
+            failed.
     """
     from crystalbench.predictions import PredictionSet, load_predictions
     from crystalbench.scoring_many import evaluate_many
@@ -244,13 +293,26 @@ def run_ablation(
     grid = sorted({float(t) for t in thresholds})
     if not grid:
         raise InputError("give at least one threshold", field="--thresholds")
-    labels = [label for label, _ in encoders]
-    default_encoder = default_encoder or labels[0]
-    if default_encoder not in labels:
+    fact_guards = _check_guards(guards, config.guard)
+    default_guard = default_guard or fact_guards[0]
+    if default_guard not in fact_guards:
         raise InputError(
-            f"default encoder {default_encoder!r} is not one of {', '.join(labels)}",
+            f"default guard {default_guard!r} is not one of {', '.join(fact_guards)}",
+            field="--guards",
+        )
+    encoder_labels = [label for label, _ in encoders]
+    default_encoder = default_encoder or encoder_labels[0]
+    if default_encoder not in encoder_labels:
+        raise InputError(
+            f"default encoder {default_encoder!r} is not one of {', '.join(encoder_labels)}",
             field="--default-encoder",
         )
+
+    def row(label: str, guard: str) -> str:
+        return label if len(fact_guards) == 1 else f"{label}+{guard}"
+
+    labels = [row(label, guard) for label, _ in encoders for guard in fact_guards]
+    default_encoder = row(default_encoder, default_guard)
     if default_threshold is None:
         default_threshold = TAU if TAU in grid else grid[0]
     if default_threshold not in grid:
@@ -273,54 +335,61 @@ def run_ablation(
     runs: list[EncoderRun] = []
     cells: dict[tuple[str, float], dict[str, dict[str, float]]] = {}
     models: list[str] | None = None
-    for label, name in encoders:
-        started = time.perf_counter()
-        encoder = (encoder_objects or {}).get(label) or load_encoder(
+    for encoder_label, name in encoders:
+        loaded_at = time.perf_counter()
+        encoder = (encoder_objects or {}).get(encoder_label) or load_encoder(
             name, **config.encoder_options()
         )
-        cell_config = config.model_copy(update={"encoder": name, "threshold": grid[0]})
-        many = evaluate_many(
-            benchmark, loaded, cell_config, encoder=encoder, store=store, progress=progress
-        )
-        scored = time.perf_counter() - started
-        if models is None:
-            failures.extend(str(failure) for failure in many.failures)
-            models = list(many.runs)
-            if not models:
-                raise InputError("no prediction set could be scored: " + "; ".join(failures))
-        started = time.perf_counter()
-        for model in models:
-            means = _metric_means(
-                many.runs[model].items,
-                grid,
-                strict=strict,
-                alpha=config.alpha,
-                order_metric=config.order_metric,
+        for guard in fact_guards:
+            label = row(encoder_label, guard)
+            started = loaded_at if guard == fact_guards[0] else time.perf_counter()
+            cell_config = config.model_copy(
+                update={"encoder": name, "threshold": grid[0], "guard": guard}
             )
-            for tau, values in means.items():
-                cells.setdefault((label, tau), {})[model] = values
-        derive = time.perf_counter() - started
-        stats = many.encode_stats
-        runs.append(
-            EncoderRun(
-                label=label,
-                name=name,
-                identity=encoder.identity,
-                encoded=stats.encoded,
-                cache_hits=stats.cache_hits,
-                encode_seconds=stats.encode_seconds,
-                score_seconds=scored,
-                derive_seconds=derive,
+            many = evaluate_many(
+                benchmark, loaded, cell_config, encoder=encoder, store=store, progress=progress
             )
-        )
+            scored = time.perf_counter() - started
+            if models is None:
+                failures.extend(str(failure) for failure in many.failures)
+                models = list(many.runs)
+                if not models:
+                    raise InputError("no prediction set could be scored: " + "; ".join(failures))
+            started = time.perf_counter()
+            for model in models:
+                means = _metric_means(
+                    many.runs[model].items,
+                    grid,
+                    strict=strict,
+                    alpha=config.alpha,
+                    order_metric=config.order_metric,
+                )
+                for tau, values in means.items():
+                    cells.setdefault((label, tau), {})[model] = values
+            derive = time.perf_counter() - started
+            stats = many.encode_stats
+            runs.append(
+                EncoderRun(
+                    label=label,
+                    guard=guard,
+                    name=name,
+                    identity=encoder.identity,
+                    encoded=stats.encoded,
+                    cache_hits=stats.cache_hits,
+                    encode_seconds=stats.encode_seconds,
+                    score_seconds=scored,
+                    derive_seconds=derive,
+                )
+            )
+            del many
         close = getattr(encoder, "close", None)
-        if close is not None and label not in (encoder_objects or {}):
+        if close is not None and encoder_label not in (encoder_objects or {}):
             close()
-        del many
     assert models is not None
     reference = [cells[(default_encoder, default_threshold)][m]["match_f1"] for m in models]
     out_cells = []
-    for label, _ in encoders:
+    for run in runs:
+        label = run.label
         for tau in grid:
             metrics = cells[(label, tau)]
             f1 = {m: metrics[m]["match_f1"] for m in models}
@@ -329,6 +398,7 @@ def run_ablation(
             out_cells.append(
                 AblationCell(
                     encoder=label,
+                    guard=run.guard,
                     threshold=tau,
                     match_f1=f1,
                     metrics={m: metrics[m] for m in models},
@@ -347,7 +417,8 @@ def run_ablation(
     )
     taus = [c.kendall_tau for c in out_cells if c.kendall_tau is not None]
     subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
-    shared = config.model_dump(mode="json", exclude={"encoder", "threshold"})
+    varied = {"encoder", "threshold"} | ({"guard"} if len(fact_guards) > 1 else set())
+    shared = config.model_dump(mode="json", exclude=varied)
     return AblationReport(
         benchmark=benchmark.name,
         benchmark_fingerprint=getattr(benchmark, "fingerprint", None),
@@ -355,6 +426,7 @@ def run_ablation(
         models=models,
         encoders=runs,
         thresholds=grid,
+        guards=fact_guards,
         default_encoder=default_encoder,
         default_threshold=default_threshold,
         config=shared,

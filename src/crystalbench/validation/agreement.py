@@ -1,8 +1,9 @@
 """How well a matcher agrees with people on labelled step pairs (the paper's Table 3, and more).
 
-For every matcher (the cosine threshold test ``S >= tau``; the pairs the scored run matched
-one-to-one; the judge matcher; any decisions read from a file) against the final human
-labels:
+For every matcher (the cosine threshold test ``S >= tau``; the same test with the fact guard,
+``guard="facts"``: a pair at or above tau whose steps state incompatible facts does not
+match; the pairs the scored run matched one-to-one; the judge matcher; any decisions read
+from a file) against the final human labels, overall and by cosine band:
 
 - **agreement** (share of pairs where matcher and people say the same), overall and per
   cosine band, with **Wilson** intervals;
@@ -80,6 +81,7 @@ __all__ = [
     "cohen_kappa",
     "compute_agreement",
     "cosine_decisions",
+    "guard_decisions",
     "wilson_interval",
 ]
 
@@ -275,6 +277,43 @@ def cosine_decisions(pairs: Sequence[StepPair], threshold: float) -> dict[str, b
     """
     tau = np.float32(threshold)
     return {p.pair_id: bool(np.float32(p.cosine) >= tau) for p in pairs}
+
+
+def guard_decisions(
+    pairs: Sequence[StepPair],
+    threshold: float,
+    *,
+    options: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, bool]:
+    """Cosine at tau with the fact guard (``--guard facts``): a pair matches when its cosine
+    reaches tau and the guard finds no conflict between its two steps.
+
+    The guard reads each pair once (pairs below tau are not read: they do not match
+    anyway). Item options come from ``options`` (by ``item_id``); without them option
+    letters are still compared, option texts are not.
+
+    Examples:
+        >>> from crystalbench.validation.pairs import StepPair
+        >>> def pair(i, pred, ref, cos):
+        ...     return StepPair(pair_id=i, item_id="1", model="m", pred_step=pred,
+        ...                     ref_step=ref, cosine=cos, band="x")
+        >>> guard_decisions([pair("a", "The door is not open.", "The door is open.", 0.85),
+        ...                  pair("b", "The area equals 16.", "The area is 16.", 0.85)], 0.35)
+        {'a': False, 'b': True}
+    """
+    from crystalbench.guards import FactGuard
+
+    tau = np.float32(threshold)
+    guards: dict[tuple[str, ...], FactGuard] = {}
+    out = {}
+    for pair in pairs:
+        if not np.float32(pair.cosine) >= tau:
+            out[pair.pair_id] = False
+            continue
+        key = tuple((options or {}).get(pair.item_id, ()))
+        guard = guards.get(key) or guards.setdefault(key, FactGuard(key))
+        out[pair.pair_id] = guard.check(pair.pred_step, pair.ref_step) is None
+    return out
 
 
 def _matcher_agreement(
@@ -481,6 +520,8 @@ def compute_agreement(
     seed: int = VALIDATION_SEED,
     grid: tuple[float, float, float] = VALIDATION_THRESHOLD_GRID,
     calibration_edges: Sequence[float] = VALIDATION_CALIBRATION_EDGES,
+    guard: str = "none",
+    item_options: Mapping[str, Sequence[str]] | None = None,
 ) -> AgreementReport:
     """Every agreement statistic of ``crystal validate agreement``.
 
@@ -496,17 +537,29 @@ def compute_agreement(
         seed: Seed of every bootstrap.
         grid: ``(first, last, step)`` of the threshold search.
         calibration_edges: Bin edges of the calibration curve.
+        guard: ``facts`` also scores cosine at tau with the fact guard
+            (:func:`guard_decisions`, named ``cosine>=TAU+facts``); ``none`` does not.
+        item_options: Item options by ``item_id``, for the guard's option-text rule.
 
     Returns:
         The :class:`AgreementReport`.
 
     Raises:
-        InputError: A label names a pair that is not in ``pairs``.
+        InputError: A label names a pair that is not in ``pairs``, or ``guard`` is
+            ``facts-strict`` (its step scope needs the whole chains and their cosines; a
+            pair alone cannot show it) or unknown.
         MissingExtraError: statsmodels or krippendorff is not installed (the ``validate``
             extra).
     """
     from crystalbench.errors import InputError
 
+    if guard not in ("none", "facts"):
+        raise InputError(
+            f"guard {guard!r}: agreement scores lone pairs, so only the pair rule (facts) "
+            "applies; facts-strict's step scope needs whole chains and their cosines "
+            "(score the runs with --guard facts-strict and use the as-matched pairs)",
+            field="guard",
+        )
     require_agreement_stack()
     known = {pair.pair_id: pair for pair in pairs}
     for pair_id, line in labels.lines.items():
@@ -529,6 +582,14 @@ def compute_agreement(
             cosine_decisions(pairs, threshold),
         )
     }
+    if guard == "facts":
+        all_matchers[f"{primary}+facts"] = (
+            f"the paper's test with the fact guard: a pair matches when its cosine reaches "
+            f"tau = {threshold:g} and its steps state no incompatible facts (numbers, "
+            "negation, relations, options, colours)"
+            + ("" if item_options else "; no item options given, so option texts are not compared"),
+            guard_decisions(pairs, threshold, options=item_options),
+        )
     kinds = {pair.kind for pair in pairs}
     if kinds <= {"matched", "unmatched"} and kinds:
         taus = sorted({pair.threshold for pair in pairs if pair.threshold is not None})

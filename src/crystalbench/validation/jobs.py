@@ -116,6 +116,9 @@ class AgreementConfig(_Validation):
     """Other matchers' decisions: CSV/JSONL files of ``pair_id``, ``matcher``, ``decision``."""
     matcher_judge: JudgeConfig | None = None
     """Also score the judge matcher at this endpoint (its url and model)."""
+    guard: str = "facts"
+    """Also score cosine at tau with this fact guard (``facts``), or not (``none``);
+    ``facts-strict`` is refused with the reason (its step scope needs whole chains)."""
     resamples: int = Field(VALIDATION_BOOTSTRAP_RESAMPLES, ge=0)
     """Bootstrap resamples (0: no kappa intervals)."""
     confidence: float = Field(VALIDATION_CONFIDENCE, ge=0.5, le=0.999)
@@ -144,11 +147,15 @@ class AblationConfig(BaseModel):
     """Label of the encoder of the reference ranking (``None``: the first)."""
     default_threshold: float | None = None
     """Threshold of the reference ranking (``None``: 0.35 if in the grid, else the first)."""
+    guards: list[str] | None = None
+    """Fact guards to ablate (``none``, ``facts``, ``facts-strict``): one row per encoder
+    and guard (``None``: ``scoring.guard`` alone)."""
     scoring: ScoreConfig = Field(default_factory=ScoreConfig)
     """Every other scoring choice (alpha, order, compat, sources, cache...); its encoder
     and threshold are set per cell."""
 
     _split = field_validator("encoders", "thresholds", mode="before")(comma_list)
+    _split_guards = field_validator("guards", mode="before")(comma_list)
     _check_thresholds = field_validator("thresholds")(_increasing)
 
 
@@ -260,6 +267,7 @@ def measure_agreement(config: AgreementConfig, out: str | Path) -> AgreementDone
         confidence=config.confidence,
         n_resamples=config.resamples,
         seed=config.seed,
+        guard=config.guard,
     )
     return AgreementDone(report, write_agreement(report, out))
 
@@ -307,6 +315,7 @@ def ablate(
         default_encoder=config.default_encoder,
         default_threshold=config.default_threshold,
         progress=progress,
+        guards=config.guards,
     )
     failures = [str(failure) for failure in failed] + list(report.failures)
     report = report.model_copy(update={"failures": failures})

@@ -160,6 +160,30 @@ def _matcher_rows(report: AgreementReport) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _matcher_band_rows(
+    report: AgreementReport, *, code: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """Every matcher against the same labels, band by band (one row per band and matcher;
+    ``code``: matcher names as Markdown code)."""
+    header = ["Cosine band", "Matcher", "Pairs", "Agreement", "Cohen's kappa", "FP", "FN"]
+    rows = []
+    for index, band in enumerate(report.by_band):
+        for m in report.matchers:
+            group = m.by_band[index]
+            rows.append(
+                [
+                    display_band(band.band),
+                    f"`{m.matcher}`" if code else m.matcher,
+                    str(group.n),
+                    _pct(group.agreement),
+                    _num(group.cohen_kappa),
+                    str(group.false_positives),
+                    str(group.false_negatives),
+                ]
+            )
+    return header, rows
+
+
 def agreement_markdown(report: AgreementReport) -> str:
     """The agreement in the paper's Table 3 layout, then every matcher, people and tau."""
     o = report.overall
@@ -188,6 +212,11 @@ def agreement_markdown(report: AgreementReport) -> str:
     header, rows = _matcher_rows(report)
     lines += _md_table(header, rows)
     lines += ["", *[f"- `{m.matcher}`: {m.description}" for m in report.matchers], ""]
+    if len(report.matchers) > 1:
+        lines += ["### Every matcher by cosine band", ""]
+        header, rows = _matcher_band_rows(report, code=True)
+        lines += _md_table(header, rows)
+        lines.append("")
     h = report.humans
     lines += ["## People with each other (the ceiling)", ""]
     if h.note:
@@ -342,6 +371,11 @@ def agreement_html(report: AgreementReport) -> str:
             for m in report.matchers
         )
         + "</ul>",
+        *(
+            ["<h3>Every matcher by cosine band</h3>", _html_table(*_matcher_band_rows(report))]
+            if len(report.matchers) > 1
+            else []
+        ),
         "<h2>People with each other (the ceiling)</h2>",
         f"<p>{html.escape(h.note or '')} Krippendorff's alpha (nominal): "
         f"{_alpha_text(h)}; mean pairwise Cohen's kappa: "
@@ -465,7 +499,13 @@ def ablation_markdown(report: AblationReport) -> str:
         "",
         f"{len(report.encoders)} encoders x {len(report.thresholds)} thresholds x "
         f"{len(report.models)} models on {report.benchmark} ({report.n_items} items). "
-        f"Default cell: {report.default_encoder} at tau {report.default_threshold:g}.",
+        f"Default cell: {report.default_encoder} at tau {report.default_threshold:g}."
+        + (
+            f" Fact guards: {', '.join(report.guards)} (one row per encoder and guard, "
+            "ENCODER+GUARD; not in the paper)."
+            if len(report.guards) > 1
+            else ""
+        ),
         "",
         "## Mean Match F1 per encoder (over models and thresholds)",
         "",

@@ -96,6 +96,12 @@
         (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") +
         (c.n_compat_blank ? ", " + c.n_compat_blank + " blank answers credited by crystal-metrics 0.2's rules" : "") + "." +
         (c.n_order_undefined ? ' <span class="order-undefined">' + c.n_order_undefined + " items have fewer than two matched steps: their LIS and Kendall are 1.0 by the paper's convention (an undefined order), which raises the LIS column.</span>" : "");
+      if (run.guard && run.guard !== "none") {
+        var reasons = Object.keys(run.vetoed_by_reason || {}).filter(function (key) { return run.vetoed_by_reason[key]; })
+          .map(function (key) { return key + " " + run.vetoed_by_reason[key]; });
+        html += ' <span class="guard-note" id="guard-' + RUNS.indexOf(run) + '">Fact guard <code>' + esc(run.guard) + "</code> (not in the paper): " + (c.n_vetoed_pairs || 0) + " pairs vetoed in " +
+          (c.n_vetoed_items || 0) + " items" + (reasons.length ? " (" + esc(reasons.join(", ")) + ")" : "") + ".</span>";
+      }
       var pr = run.pairs;
       if (pr) html += ' <span id="pairs-' + RUNS.indexOf(run) + '">Pairs (MMVP): ' + pr.n_pairs_right + " of " + pr.n_pairs + " right (" + (100 * pr.pair_accuracy).toFixed(2) + "%), " +
         pr.n_pairs_incomplete + " incomplete (counted as not right); paired questions " + (100 * pr.question_accuracy).toFixed(2) + "% right.</span>";
@@ -407,6 +413,7 @@
       if ((st === "missing" || st === "failed" || st === "nosteps") && run.items.kind[k] !== st) continue;
       if (st === "think" && String(run.items.status[k]).indexOf("thinking_") !== 0) continue;
       if (st === "ooo" && !run.items.ooo[k].length) continue;
+      if (st === "vetoed" && !(run.items.veto && run.items.veto[k])) continue;
       var f1 = run.items.f1[k];
       if (f1 < lo - 1e-12 || f1 > hi + 1e-12) continue;
       if (text && searchText(r, k).indexOf(text) < 0) continue;
@@ -548,12 +555,48 @@
       (it.blank[k] ? ' <span class="tag">' + it.blank[k] + " blank steps dropped</span>" : "") + "</dd></dl>";
     html += "</div></div>";
     var steps = it.steps[k], refs = it.ref[k] || ITEMS.ref[g] || [], matches = it.matches[k], ooo = it.ooo[k];
+    var vetoes = it.veto ? it.veto[k] || [] : [], predVeto = {}, refVeto = {};
     html += '<div class="metrics-row" id="iv-metrics"><span>Precision <b>' + fmtKind(it.p[k]) + "</b></span><span>Recall <b>" + fmtKind(it.r[k]) + "</b></span><span>Match F1 <b>" + fmtKind(it.f1[k]) +
       "</b></span><span>LIS <b>" + fmtKind(it.lis[k]) + "</b></span><span>Kendall <b>" + fmtKind(it.kt[k]) + "</b></span><span>Ordered F1 <b>" + fmtKind(it.of1[k]) + "</b></span><span>" +
       matches.length + " matched of " + steps.length + " predicted / " + refs.length + " reference steps</span></div>";
     html += '<div class="legend-steps"><span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#4a8bd0" stroke-width="2"/></svg> matched (cosine)</span>' +
       '<span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#d97706" stroke-width="2" stroke-dasharray="6 4"/></svg> matched, out of order</span>' +
-      '<span class="tag fp">FP</span> predicted step matching nothing <span class="tag fn">FN</span> reference step not covered</div>';
+      '<span class="tag fp">FP</span> predicted step matching nothing <span class="tag fn">FN</span> reference step not covered' +
+      (vetoes.length ? ' <span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#b42318" stroke-width="2" stroke-dasharray="2 3"/></svg> vetoed by the fact guard</span>' : "") + "</div>";
+    if (vetoes.length) {
+      // The fact guard kept these pairs from matching: each with its reason, and the two
+      // stretches of text that conflict highlighted in both steps.
+      html += '<div class="veto-note" id="iv-vetoes"><p><span class="tag veto">fact guard</span> The guard <code>' + esc(run.guard || "facts") + "</code> kept " + vetoes.length +
+        (vetoes.length === 1 ? " pair" : " pairs") + " from matching (the steps state incompatible facts):</p><ul>";
+      vetoes.forEach(function (v) {
+        (predVeto[v[0]] = predVeto[v[0]] || []).push(v);
+        (refVeto[v[1]] = refVeto[v[1]] || []).push(v);
+        var ps = (steps[v[0]] || "").slice(v[5][0], v[5][1]), rs = (refs[v[1]] || "").slice(v[6][0], v[6][1]);
+        html += '<li data-pred="' + v[0] + '" data-ref="' + v[1] + '" data-reason="' + esc(v[3]) + '"><b>P' + (v[0] + 1) + " ↔ R" + (v[1] + 1) + "</b> · cos " + v[2].toFixed(3) + ' · <span class="tag veto">' + esc(v[3]) + "</span> " +
+          '<mark class="veto-span">' + esc(ps) + '</mark> vs <mark class="veto-span">' + esc(rs) + "</mark>" +
+          (v[4] === "step" ? ' <span class="tag veto">whole step</span> P' + (v[0] + 1) + " contradicts the reference step it restates, so it matches nothing" : "") + "</li>";
+      });
+      html += "</ul></div>";
+    }
+    function marked(text, found, at) {
+      // ``text`` escaped, with the veto spans at ``at`` (5: predicted, 6: reference) in <mark>.
+      if (!found) return esc(text);
+      var spans = found.map(function (v) { return v[at]; }).sort(function (a, b) { return a[0] - b[0]; }), out = "", pos = 0;
+      spans.forEach(function (s) {
+        var start = Math.max(s[0], pos), end = Math.min(s[1], text.length);
+        if (end <= start) return;
+        out += esc(text.slice(pos, start)) + '<mark class="veto-span">' + esc(text.slice(start, end)) + "</mark>";
+        pos = end;
+      });
+      return out + esc(text.slice(pos));
+    }
+    function vetoTags(found, own) {
+      if (!found) return "";
+      return found.map(function (v) {
+        var other = own === "pred" ? "R" + (v[1] + 1) : "P" + (v[0] + 1);
+        return ' <span class="tag veto" title="cosine ' + v[2].toFixed(3) + '">✕ ' + other + " vetoed: " + esc(v[3]) + (v[4] === "step" && own === "pred" ? ", whole step" : "") + "</span>";
+      }).join("");
+    }
     var predOf = {}, refOf = {}, oooSet = {};
     ooo.forEach(function (p) { oooSet[p[0] + ":" + p[1]] = 1; });
     matches.forEach(function (m) { predOf[m[1]] = m; refOf[m[0]] = m; });
@@ -575,7 +618,7 @@
     html += '<div class="align" id="iv-align"><div class="col"><h4 id="iv-ref-title">' + esc(refTitle) + " (" + refs.length + ")</h4><ol>";
     refs.forEach(function (s, j) {
       var m = predOf[j], out = m && oooSet[m[0] + ":" + m[1]], free = freeWith[j];
-      html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fn") + '" id="ref-' + j + '" data-ref="' + j + '"><span class="idx">R' + (j + 1) + "</span>" + esc(s) +
+      html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fn") + (refVeto[j] ? " vetoed" : "") + '" id="ref-' + j + '" data-ref="' + j + '"><span class="idx">R' + (j + 1) + "</span>" + marked(s, refVeto[j], 6) + vetoTags(refVeto[j], "ref") +
         (free ? ' <span class="tag free" title="may come in either order with these steps">⇄ ' + free.map(function (x) { return "R" + (x + 1); }).join(", ") + "</span>" : "") +
         (m ? '<span class="pair">↔ P' + (m[0] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fn">FN</span>') + "</li>";
     });
@@ -583,7 +626,7 @@
     if (!steps.length) html += '<li class="empty-note">' + (it.miss[k] ? "No prediction for this item." : "No predicted steps (" + esc(it.status[k]) + ").") + "</li>";
     steps.forEach(function (s, i) {
       var m = refOf[i], out = m && oooSet[m[0] + ":" + m[1]];
-      html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fp") + '" id="pred-' + i + '" data-pred="' + i + '"><span class="idx">P' + (i + 1) + "</span>" + esc(s) +
+      html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fp") + (predVeto[i] ? " vetoed" : "") + '" id="pred-' + i + '" data-pred="' + i + '"><span class="idx">P' + (i + 1) + "</span>" + marked(s, predVeto[i], 5) + vetoTags(predVeto[i], "pred") +
         (m ? '<span class="pair">↔ R' + (m[1] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fp">FP</span>') + "</li>";
     });
     html += '</ol></div><svg class="links" id="iv-links" aria-hidden="true"></svg></div>';
@@ -613,7 +656,7 @@
       el.addEventListener("mouseenter", function () { highlight(el, true); });
       el.addEventListener("mouseleave", function () { highlight(el, false); });
     });
-    view.links = { matches: matches, ooo: oooSet };
+    view.links = { matches: matches, ooo: oooSet, vetoes: vetoes };
     requestAnimationFrame(drawLinks);
   }
   function highlight(el, on) {
@@ -640,6 +683,16 @@
         " C" + mx.toFixed(1) + " " + y1.toFixed(1) + " " + mx.toFixed(1) + " " + y2.toFixed(1) + " " + x2.toFixed(1) + " " + y2.toFixed(1) + '"><title>R' + (m[1] + 1) + " ↔ P" + (m[0] + 1) +
         ": cosine " + m[2].toFixed(3) + (isOoo ? " (out of order)" : "") + "</title></path>";
       out += '<text class="' + (isOoo ? "ooo" : "") + '" x="' + mx.toFixed(1) + '" y="' + ((y1 + y2) / 2 - 3).toFixed(1) + '" text-anchor="middle">' + m[2].toFixed(2) + "</text>";
+    });
+    (view.links.vetoes || []).forEach(function (v) {
+      var a = $("ref-" + v[1]), b = $("pred-" + v[0]);
+      if (!a || !b) return;
+      var ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+      var x1 = ra.right - box.left, y1 = ra.top + Math.min(ra.height / 2, 18) - box.top;
+      var x2 = rb.left - box.left, y2 = rb.top + Math.min(rb.height / 2, 18) - box.top;
+      var mx = (x1 + x2) / 2;
+      out += '<path class="link veto" data-pred="' + v[0] + '" data-ref="' + v[1] + '" d="M' + x1.toFixed(1) + " " + y1.toFixed(1) + " C" + mx.toFixed(1) + " " + y1.toFixed(1) + " " + mx.toFixed(1) + " " + y2.toFixed(1) +
+        " " + x2.toFixed(1) + " " + y2.toFixed(1) + '"><title>R' + (v[1] + 1) + " ✕ P" + (v[0] + 1) + ": vetoed (" + v[3] + "), cosine " + v[2].toFixed(3) + "</title></path>";
     });
     svg.setAttribute("viewBox", "0 0 " + box.width.toFixed(1) + " " + box.height.toFixed(1));
     svg.innerHTML = out;
