@@ -108,6 +108,14 @@ def test_four_generators_reading_two_values_in_either_order(server, sample_items
         "n_contested": 0,
     }
 
+    # The construction report's item view says which steps may swap and what must come first.
+    report = (tmp_path / "refs" / "report.html").read_text(encoding="utf-8")
+    assert report.count('<span class="tag either">either order</span> with step 2') == 2
+    assert report.count('<span class="tag either">either order</span> with step 1') == 2
+    assert report.count("after step 1 (4/4 chains), step 2 (4/4 chains)") == 2
+    assert report.count("after step 3 (3/3 chains)") == 2
+    assert report.count("3 edges, 1 pair of steps in either order") == 2
+
     # A model reading June first keeps full order credit against the inferred precedence;
     # against the chain's own order (the same build without --precedence) it loses it.
     def swapped(item):
@@ -127,6 +135,7 @@ def test_four_generators_reading_two_values_in_either_order(server, sample_items
     assert [i.reference_steps for i in plain.items] == [i.reference_steps for i in bench.items]
     assert all(i.reference_precedence is None for i in plain.items)
     assert all("precedes" not in p for i in plain.items for p in i.metadata["reference_provenance"])
+    assert "either order" not in (tmp_path / "refs" / "report.html").read_text(encoding="utf-8")
     without = evaluate(plain, [swapped(i) for i in plain.items], HASH_CONFIG)
     assert [r.lis for r in without.items] == [0.75, 0.75]
     assert without.summary.n_precedence == 0

@@ -395,6 +395,31 @@ def item_views(builder: Builder, plans: dict[str, ItemPlan]) -> list[dict[str, A
                 "candidates": candidates,
                 "chain": last.chain.model_dump(mode="json") if last and last.chain else None,
                 "verdict": last.verdict.model_dump(mode="json") if last and last.verdict else None,
+                "precedence": precedence_view(builder, last.chain) if last and last.chain else None,
             }
         )
     return views
+
+
+def precedence_view(builder: Builder, chain: ConsensusChain) -> dict[str, Any] | None:
+    """What the report shows of an item's inferred precedence (``None`` without
+    ``--precedence``): per consensus step (0-based), the steps that must come right before it
+    (the transitive reduction, with their votes) and the steps it may swap with."""
+    inferred = inferred_precedence(builder, chain)
+    if inferred is None:
+        return None
+    n_steps = len(chain.steps)
+    before: list[list[dict[str, int]]] = [[] for _ in range(n_steps)]
+    for edge in inferred.edges:
+        before[edge.after].append({"step": edge.before, "agree": edge.agree, "both": edge.both})
+    either: list[list[int]] = [[] for _ in range(n_steps)]
+    for a, b in Precedence.from_pairs(inferred.pairs, n_steps).interchangeable():
+        either[a].append(b)
+        either[b].append(a)
+    return {
+        "pairs": [list(pair) for pair in inferred.pairs],
+        "before": before,
+        "either": either,
+        "share": inferred.share,
+        "n_chains": inferred.n_chains,
+    }

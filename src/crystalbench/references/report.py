@@ -258,9 +258,38 @@ def _rejected(summary: Mapping[str, Any]) -> str:
     )
 
 
-def _cluster_html(step: Mapping[str, Any], number: int | None, dropped: bool = False) -> str:
+def _order_html(precedence: Mapping[str, Any] | None, index: int) -> str:
+    """The inferred order around consensus step ``index`` (0-based): which steps must come
+    right before it (with the chains' votes) and which it may swap with."""
+    if precedence is None:
+        return ""
+    before = precedence["before"][index]
+    either = precedence["either"][index]
+    parts = []
+    if before:
+        parts.append(
+            "after "
+            + ", ".join(f"step {e['step'] + 1} ({e['agree']}/{e['both']} chains)" for e in before)
+        )
+    if either:
+        parts.append(
+            '<span class="tag either">either order</span> with '
+            + ", ".join(f"step {s + 1}" for s in either)
+        )
+    if not parts:
+        parts.append("first: no step must come before it")
+    return f'<div class="hint order">{"; ".join(parts)}</div>'
+
+
+def _cluster_html(
+    step: Mapping[str, Any],
+    number: int | None,
+    dropped: bool = False,
+    precedence: Mapping[str, Any] | None = None,
+) -> str:
     css = "cluster dropped" if dropped else "cluster"
     label = "dropped" if number is None else f"step {number}"
+    order = "" if number is None else _order_html(precedence, number - 1)
     members = "".join(
         f"<li>{_e(m['model'])} #{m['index'] + 1}: {_e(m['text'])}</li>" for m in step["members"]
     )
@@ -271,7 +300,7 @@ def _cluster_html(step: Mapping[str, Any], number: int | None, dropped: bool = F
         f"{step['mean_position']:.2f} · cohesion {step['cohesion']:.2f}"
         f"<div>{_e(medoid['text'])} "
         f'<span class="hint">(medoid from {_e(medoid["model"])})</span></div>'
-        f'<ul class="members">{members}</ul></div>'
+        f'{order}<ul class="members">{members}</ul></div>'
     )
 
 
@@ -292,14 +321,23 @@ def _item_html(view: Mapping[str, Any]) -> str:
             f"attempt {c['attempt']}, seed {c['seed']}</span>{tag}{error}<ol>{steps}</ol></div>"
         )
     chain = view.get("chain")
+    precedence = view.get("precedence")
     clusters = ""
     if chain:
         clusters = "".join(
-            _cluster_html(step, n) for n, step in enumerate(chain["provenance"], start=1)
+            _cluster_html(step, n, precedence=precedence)
+            for n, step in enumerate(chain["provenance"], start=1)
         ) + "".join(_cluster_html(step, None, dropped=True) for step in chain.get("dropped", []))
         order = f"order: {chain['order_rule']}"
         if chain.get("edit_distance") is not None:
             order += f", edit distance {chain['edit_distance']} to the previous round"
+        if precedence is not None:
+            n_free = sum(len(e) for e in precedence["either"]) // 2
+            order += (
+                f"; precedence inferred from {precedence['n_chains']} chains (share "
+                f"{precedence['share']:g}): {len(precedence['pairs'])} edges, {n_free} "
+                f"pair{'' if n_free == 1 else 's'} of steps in either order"
+            )
         clusters = f'<p class="hint">{_e(order)}; θ = {chain["theta"]}</p>' + clusters
     verdict = view.get("verdict")
     verdict_html = ""
