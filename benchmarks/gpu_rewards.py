@@ -11,11 +11,14 @@ Usage::
 
     .venv/bin/python benchmarks/gpu_rewards.py                     # float32, minilm-offline
     .venv/bin/python benchmarks/gpu_rewards.py --dtype float16     # half precision too
+
+With ``$OUT`` set, the figures are also written to ``$OUT/gpu_rewards-<dtype>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -33,6 +36,11 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16"])
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats of our call")
     parser.add_argument("--device", default="cuda:0", help="cpu only to dry-run the script")
+    parser.add_argument(
+        "--backend",
+        default="torch",
+        help="our encoder's backend (torch: the baseline shares its model; auto, onnx, ...)",
+    )
     args = parser.parse_args()
 
     import torch
@@ -45,7 +53,9 @@ def main() -> None:
     if cuda and not torch.cuda.is_available():
         raise SystemExit("no CUDA device visible; run bench_rewards.py on CPU instead")
     completions, items = build(args.items, args.per_item)
-    encoder = load_reward_encoder(args.encoder, device=device, dtype=args.dtype)
+    encoder = load_reward_encoder(
+        args.encoder, device=device, dtype=args.dtype, backend=args.backend
+    )
     model = encoder.model  # type: ignore[attr-defined]
     name = torch.cuda.get_device_name(0) if cuda else "cpu (dry run)"
     print(f"# {name}, torch {torch.__version__}, {encoder.identity}")
@@ -83,15 +93,35 @@ def main() -> None:
 
     base = timed(baseline)
     n = len(completions)
+    paths = {
+        "ours, cold references": cold,
+        "ours, warm references": warm,
+        "crystal-metrics, one at a time": base,
+    }
     print("| path | seconds | completions/s | speed-up |")
     print("|---|---:|---:|---:|")
-    for name, seconds in (
-        ("ours, cold references", cold),
-        ("ours, warm references", warm),
-        ("crystal-metrics, one at a time", base),
-    ):
+    for label, seconds in paths.items():
         rate = n / seconds
-        print(f"| {name} ({args.dtype}) | {seconds:.3f} | {rate:.0f} | {base / seconds:.1f}x |")
+        print(f"| {label} ({args.dtype}) | {seconds:.3f} | {rate:.0f} | {base / seconds:.1f}x |")
+    out = os.environ.get("OUT")
+    if out:
+        report = {
+            "device": name,
+            "torch": torch.__version__,
+            "encoder": encoder.identity,
+            "dtype": args.dtype,
+            "batch_size": batch_size,
+            "completions": n,
+            "items": args.items,
+            "per_item": args.per_item,
+            "repeats": args.repeats,
+            "seconds": paths,
+            "speed_up": {label: base / seconds for label, seconds in paths.items()},
+        }
+        path = os.path.join(out, f"gpu_rewards-{args.dtype}.json")
+        os.makedirs(out, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(report, handle, indent=2)
 
 
 if __name__ == "__main__":

@@ -64,8 +64,14 @@ def tiny_tokenizer() -> Any:
     )
 
 
-def tiny_processor(tokenizer: Any | None = None) -> Any:
-    """A Qwen2.5-VL processor without a video processor (so no torchvision is needed)."""
+def tiny_processor(
+    tokenizer: Any | None = None, *, min_pixels: int = 28 * 28, max_pixels: int = 56 * 56
+) -> Any:
+    """A Qwen2.5-VL processor without a video processor (so no torchvision is needed).
+
+    Images are resized to between ``min_pixels`` and ``max_pixels`` (default: at most
+    56x56 pixels, one image token; ``benchmarks/gpu_train_smoke.py`` passes the recipe's).
+    """
     from transformers import Qwen2_5_VLProcessor
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import (
         Qwen2VLImageProcessorPil,
@@ -87,8 +93,8 @@ def tiny_processor(tokenizer: Any | None = None) -> Any:
             ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
 
     tokenizer = tokenizer or tiny_tokenizer()
-    # At most 56x56 pixels: 4 patches of 14, merged 2x2 into one image token.
-    images = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56)
+    # By default at most 56x56 pixels: 4 patches of 14, merged 2x2 into one image token.
+    images = Qwen2VLImageProcessorPil(min_pixels=min_pixels, max_pixels=max_pixels)
     return TinyQwen2_5_VLProcessor(
         image_processor=images, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE
     )
