@@ -36,7 +36,7 @@ from crystalbench.cli.common import (
     leaderboard_table,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
-from crystalbench.cli.score_options import GUARD_FLAG
+from crystalbench.cli.score_options import ENCODER_FLAG, GUARD_FLAG, THRESHOLD_FLAG
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
 EXIT_INCOMPLETE = 1
@@ -275,18 +275,8 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
 
 RUN_FLAGS: tuple[Flag, ...] = (
     *(replace(flag, deprecated=()) if flag.field == "device" else flag for flag in INFERENCE_FLAGS),
-    Flag(
-        "scoring.encoder",
-        ("--encoder",),
-        "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
-        metavar="NAME",
-    ),
-    Flag(
-        "scoring.threshold",
-        ("--threshold", "--tau"),
-        "Cosine threshold tau: a step pair can match when its cosine is >= tau",
-        kind=float,
-    ),
+    ENCODER_FLAG,
+    THRESHOLD_FLAG,
     GUARD_FLAG,
     replace(device_flag("scoring."), deprecated=("--encoder-device",)),
     *cache_flags("scoring."),

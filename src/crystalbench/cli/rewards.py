@@ -7,6 +7,7 @@ The options are :data:`SERVE_REWARDS_FLAGS` (one
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import typer
@@ -14,18 +15,14 @@ import typer
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import err_console, handle_errors
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
+from crystalbench.cli.score_options import ENCODER_FLAG, THRESHOLD_FLAG
 from crystalbench.rewards.server_config import RewardServerConfig
 from crystalbench.settings import REWARD_SERVER_MAX_BODY_BYTES, REWARD_SERVER_TOKEN_ENV
 
 _MIB = 1024 * 1024
 
 SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
-    Flag(
-        "encoder",
-        ("--encoder",),
-        "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
-        metavar="NAME",
-    ),
+    replace(ENCODER_FLAG, field="encoder"),
     device_flag(),
     Flag(
         "backend",
@@ -43,12 +40,7 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
         default_text="64 on a CPU, 256 on a GPU",
     ),
     *cache_flags(what="embedding cache (reference steps)"),
-    Flag(
-        "threshold",
-        ("--threshold", "--tau"),
-        "Cosine threshold tau: a step pair can match when its cosine is >= tau",
-        kind=float,
-    ),
+    replace(THRESHOLD_FLAG, field="threshold"),
     Flag("compat", ("--compat",), "Step rules: none (the paper) or crystal-metrics-0.2"),
     Flag(
         "guard",

@@ -25,6 +25,23 @@ GUARD_FLAG = Flag(
 )
 """``--guard``: one declaration for ``crystal score`` and ``crystal run``."""
 
+ENCODER_FLAG = Flag(
+    "scoring.encoder",
+    ("--encoder",),
+    "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
+    metavar="NAME",
+)
+"""``--encoder``: one declaration for ``crystal score``, ``crystal run`` and (at the top
+level of its config) ``crystal serve-rewards``."""
+
+THRESHOLD_FLAG = Flag(
+    "scoring.threshold",
+    ("--threshold", "--tau"),
+    "Cosine threshold tau: a step pair can match when its cosine is >= tau",
+    kind=float,
+)
+"""``--threshold`` / ``--tau``: one declaration for ``crystal score`` and ``crystal run``."""
+
 SCORE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "benchmark",
@@ -50,18 +67,8 @@ SCORE_FLAGS: tuple[Flag, ...] = (
         "(.xlsx/.tsv/.csv with index and prediction columns); auto detects it per file",
         deprecated=("--format",),
     ),
-    Flag(
-        "scoring.encoder",
-        ("--encoder",),
-        "Sentence encoder: a sentence-transformers name or folder, minilm-offline or hash",
-        metavar="NAME",
-    ),
-    Flag(
-        "scoring.threshold",
-        ("--threshold", "--tau"),
-        "Cosine threshold tau: a step pair can match when its cosine is >= tau",
-        kind=float,
-    ),
+    ENCODER_FLAG,
+    THRESHOLD_FLAG,
     Flag("scoring.alpha", ("--alpha",), "Order weight of Ordered Match F1", kind=float),
     Flag(
         "scoring.order_metric",
