@@ -203,6 +203,12 @@ def _word_tokens(match: re.Match[str], sentence_start: bool) -> list[TextToken]:
     ]
 
 
+def _number_token(number: Token[ParsedNumber]) -> TextToken:
+    return TextToken(
+        "number", number.start, number.end, number.text, number.text, "", number=number.value
+    )
+
+
 def tokenize(
     prepared: str, numbers: Sequence[Token[ParsedNumber]] | None = None
 ) -> list[TextToken]:
@@ -226,17 +232,7 @@ def tokenize(
         while next_number < len(found) and found[next_number].start <= match.start():
             number = found[next_number]
             if number.end > position:
-                tokens.append(
-                    TextToken(
-                        "number",
-                        number.start,
-                        number.end,
-                        number.text,
-                        number.text,
-                        "",
-                        number=number.value,
-                    )
-                )
+                tokens.append(_number_token(number))
                 position = number.end
                 sentence_start = False
             next_number += 1
@@ -253,17 +249,7 @@ def tokenize(
             sentence_start = match.group(0) in _SENTENCE_END
         position = match.end()
     for number in found[next_number:]:
-        tokens.append(
-            TextToken(
-                "number",
-                number.start,
-                number.end,
-                number.text,
-                number.text,
-                "",
-                number=number.value,
-            )
-        )
+        tokens.append(_number_token(number))
     for index in range(1, len(tokens) - 1):  # "10 x 8": a multiplication sign
         token = tokens[index]
         between_numbers = tokens[index - 1].kind == "number" == tokens[index + 1].kind
