@@ -141,7 +141,16 @@ def take(out: Path) -> None:
         (out / "demo-leaderboard.txt").write_text("\n".join(lines) + "\n")
         ablation = work / "ablation"
         args = [_crystal(), "validate", "ablate", "-b", "sample", "-o", str(ablation)]
-        args += ["--encoders", "hash,minilm-offline", "--thresholds", "0.3,0.35", "--guards", "none,facts", "--no-cache", "--quiet"]
+        args += [
+            "--encoders",
+            "hash,minilm-offline",
+            "--thresholds",
+            "0.3,0.35",
+            "--guards",
+            "none,facts",
+            "--no-cache",
+            "--quiet",
+        ]
         for pred in preds:
             args += ["-p", pred]
         _run(args, work)
