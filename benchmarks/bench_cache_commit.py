@@ -35,8 +35,8 @@ sys.path.insert(0, str(HERE))
 
 import workload  # noqa: E402
 from bench_scoring import QUIET, flag, timed  # noqa: E402
+from crystalbench.config.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS  # noqa: E402
 from crystalbench.encoders import CachingEncoder, EmbeddingStore, load_encoder  # noqa: E402
-from crystalbench.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS  # noqa: E402
 
 OLD = {"batch_size": 4096, "commit_seconds": 0.0}
 """The previous behaviour: 4,096 texts per encoder call, one commit per call."""

@@ -258,7 +258,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if getattr(args, "theta", 0) is None:
-        from crystalbench.settings import REFERENCES_THETA
+        from crystalbench.config.settings import REFERENCES_THETA
 
         args.theta = REFERENCES_THETA
     result = sweep(args) if args.scenario == "sweep" else speed(args)

@@ -3,7 +3,7 @@
 Encodes every distinct step text of a workload once with each path (``--backend torch``
 and the default ``auto``, which runs ONNX Runtime on CPU), compares the vectors (largest
 component difference; the target is 1e-5), then scores every prediction set with each
-path's vectors through ``crystalbench.scoring.evaluate``, in paper and compat mode, and
+path's vectors through ``crystalbench.scoring.evaluation.evaluate``, in paper and compat mode, and
 compares every per-item metric (precision, recall, Match F1, LIS, Kendall, Ordered F1, the
 matched pairs). Items that differ are listed with the cosines that explain them: a pair on
 the other side of tau, or two candidate pairs whose order flips (a near-tie)::
@@ -32,11 +32,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import workload  # noqa: E402
-from crystalbench.config import ScoreConfig  # noqa: E402
+from crystalbench.config.scoring import ScoreConfig  # noqa: E402
 from crystalbench.data import load_benchmark  # noqa: E402
+from crystalbench.data.predictions import load_predictions  # noqa: E402
 from crystalbench.encoders import CachingEncoder, load_encoder  # noqa: E402
-from crystalbench.predictions import load_predictions  # noqa: E402
-from crystalbench.scoring import evaluate  # noqa: E402
+from crystalbench.scoring.evaluation import evaluate  # noqa: E402
 
 METRICS = ("precision", "recall", "f1", "lis", "kendall", "ordered_f1")
 
@@ -145,14 +145,14 @@ def compare_runs(
 
 def patch_float64_cosines() -> None:
     """Experiment: score with cosines accumulated in float64 (see ``--cosine``)."""
-    import crystalbench.scoring
+    import crystalbench.scoring.evaluation
 
     def cosine_matrix(pred: np.ndarray, ref: np.ndarray) -> np.ndarray:
         if pred.ndim != 2 or ref.ndim != 2 or not pred.shape[0] or not ref.shape[0]:
             return np.zeros((pred.shape[0] if pred.ndim == 2 else 0, len(ref)), np.float32)
         return (pred.astype(np.float64) @ ref.astype(np.float64).T).astype(np.float32)
 
-    crystalbench.scoring.cosine_matrix = cosine_matrix  # type: ignore[assignment]
+    crystalbench.scoring.evaluation.cosine_matrix = cosine_matrix  # type: ignore[assignment]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

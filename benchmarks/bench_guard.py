@@ -1,7 +1,7 @@
 """The fact guard (issue 24, point 3): what it catches, what it keeps, and what it costs.
 
 With the real MiniLM encoder (``minilm-offline``), for cosine at tau alone and for cosine
-with ``crystalbench.guards.FactGuard``:
+with ``crystalbench.scoring.filters.guard.FactGuard``:
 
 1. **Pair set** (``benchmarks/data/fact_pairs``, our own, not human-labelled): the share of
    contradictions matched (per kind and overall; target with the guard <= 10 %), the share
@@ -46,9 +46,9 @@ import numpy as np
 from crystalbench import ScoreConfig, evaluate, load_benchmark, load_predictions
 from crystalbench.data import SAMPLE_DIR
 from crystalbench.encoders import load_encoder
-from crystalbench.guards import FactGuard
-from crystalbench.guards.facts import step_facts
 from crystalbench.parsing.response import parse_prediction
+from crystalbench.scoring.filters.guard import FactGuard
+from crystalbench.scoring.filters.guard.facts import step_facts
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT / "benchmarks" / "data" / "fact_pairs"

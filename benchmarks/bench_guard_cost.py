@@ -2,7 +2,7 @@
 
 Every measured run is a fresh process that scores one prediction set of the CRYSTAL-scale
 workload (``benchmarks/workload.py``, v2: 6,372 items, mean 11.6 reference steps) through
-:func:`crystalbench.scoring_job.score_job`, the function behind ``crystal score``, and
+:func:`crystalbench.scoring.job.score_job`, the function behind ``crystal score``, and
 reports its wall time and the engine's own stage timings (``timings["guard"]``: the guard's
 checks, its start-up read of remembered decisions and its final write). Conditions, per
 encoder:
@@ -54,8 +54,8 @@ RESCORE = {"threshold": 0.40, "alpha": 0.5}
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     """One scoring run in this process (the child side): wall time, stage timings, counts."""
     began = time.perf_counter()
-    from crystalbench.config import ScoreConfig
-    from crystalbench.scoring_job import ScoreJob, score_job
+    from crystalbench.config.scoring import ScoreConfig
+    from crystalbench.scoring.job import ScoreJob, score_job
 
     job = ScoreJob(
         benchmark=spec["benchmark"],

@@ -38,12 +38,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import workload  # noqa: E402
-from crystalbench.config import ScoreConfig  # noqa: E402
+from crystalbench.config.scoring import ScoreConfig  # noqa: E402
 from crystalbench.data import load_benchmark  # noqa: E402
+from crystalbench.data.predictions import load_predictions  # noqa: E402
 from crystalbench.encoders import HashEncoder  # noqa: E402
-from crystalbench.predictions import load_predictions  # noqa: E402
 from crystalbench.report import load_run  # noqa: E402
-from crystalbench.scoring import evaluate  # noqa: E402
+from crystalbench.scoring.evaluation import evaluate  # noqa: E402
 
 
 def main() -> int:
@@ -60,9 +60,9 @@ def main() -> int:
     if args.cpu:
         import types
 
-        import crystalbench.scoring
+        import crystalbench.scoring.evaluation
 
-        crystalbench.scoring.time = types.SimpleNamespace(perf_counter=clock)  # type: ignore[attr-defined]
+        crystalbench.scoring.evaluation.time = types.SimpleNamespace(perf_counter=clock)  # type: ignore[attr-defined]
     root = args.workdir or Path(tempfile.gettempdir()) / f"crystal-bench-items-{args.items}"
     files = workload.write_workload(root, args.items, 1, crystal_metrics_format=False)
     bench = load_benchmark(str(files.benchmark))
@@ -100,7 +100,7 @@ def main() -> int:
 
 def time_loop(args: argparse.Namespace) -> int:
     """Best-of-N thread CPU seconds of the per-item loop (``--loop``)."""
-    from crystalbench.engine import Aggregator, ScoringEngine, StepVectors
+    from crystalbench.scoring import Aggregator, ScoringEngine, StepVectors
 
     root = args.workdir or Path(tempfile.gettempdir()) / f"crystal-bench-items-{args.items}"
     files = workload.write_workload(root, args.items, 1, crystal_metrics_format=False)

@@ -61,12 +61,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import workload  # noqa: E402
-from crystalbench.config import ScoreConfig  # noqa: E402
+from crystalbench.config.scoring import ScoreConfig  # noqa: E402
 from crystalbench.data import load_benchmark  # noqa: E402
+from crystalbench.data.predictions import load_predictions  # noqa: E402
 from crystalbench.defaults import COMPAT_CRYSTAL_METRICS  # noqa: E402
 from crystalbench.encoders import EmbeddingStore, l2_normalise, load_encoder  # noqa: E402
-from crystalbench.predictions import load_predictions  # noqa: E402
-from crystalbench.scoring import RunResult, evaluate  # noqa: E402
+from crystalbench.scoring.evaluation import RunResult, evaluate  # noqa: E402
 
 TAU = 0.35
 ALPHA = 0.3

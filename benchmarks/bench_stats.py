@@ -1,6 +1,7 @@
-"""Speed of crystalbench.stats at CRYSTAL's size, against scipy's and the former code.
+"""Speed of crystalbench.statistics.intervals at CRYSTAL's size, against scipy's and the former
+code.
 
-Why it exists: ``crystalbench.stats`` computes its bootstrap intervals with
+Why it exists: ``crystalbench.statistics.intervals`` computes its bootstrap intervals with
 ``scipy.stats.bootstrap`` but keeps its own sign-flip permutation test instead of
 ``scipy.stats.permutation_test``; this script is the measurement behind that choice.
 Workload: 6,372 items (CRYSTAL's size) in five sources of CRYSTAL's proportions, six Table 2
@@ -107,7 +108,7 @@ def main() -> int:
 
     import scipy
 
-    from crystalbench.stats import bootstrap_cis, compare_paired, paired_permutation
+    from crystalbench.statistics.intervals import bootstrap_cis, compare_paired, paired_permutation
 
     rng = np.random.default_rng(0)
     scale = args.items / sum(n for _, n in SOURCES)

@@ -47,10 +47,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import workload  # noqa: E402
-from crystalbench.config import ScoreConfig  # noqa: E402
+from crystalbench.config.scoring import ScoreConfig  # noqa: E402
+from crystalbench.config.settings import ABLATION_THRESHOLDS  # noqa: E402
 from crystalbench.data import load_benchmark  # noqa: E402
-from crystalbench.predictions import load_predictions  # noqa: E402
-from crystalbench.settings import ABLATION_THRESHOLDS  # noqa: E402
+from crystalbench.data.predictions import load_predictions  # noqa: E402
 
 
 def load() -> float:
@@ -69,7 +69,7 @@ def _inline_classes() -> tuple[Any, Any]:
     """A per-item record with a ``candidates`` field and an item scorer that fills it."""
     from pydantic import Field
 
-    from crystalbench.engine import ItemScorer
+    from crystalbench.scoring import ItemScorer
     from crystalbench.types import ItemResult
     from crystalbench.validation import best_unmatched
 
@@ -95,11 +95,11 @@ def _inline_classes() -> tuple[Any, Any]:
 
 
 def export(args: argparse.Namespace) -> dict[str, Any]:
+    from crystalbench._internal.io import read_jsonl
     from crystalbench.encoders import EmbeddingStore, HashEncoder
-    from crystalbench.engine import ScoringEngine, StepVectors
-    from crystalbench.io import read_jsonl
     from crystalbench.report import load_run
-    from crystalbench.scoring import evaluate
+    from crystalbench.scoring import ScoringEngine, StepVectors
+    from crystalbench.scoring.evaluation import evaluate
     from crystalbench.types import ItemResult
     from crystalbench.validation import sample_pairs
 

@@ -61,11 +61,11 @@ def main() -> int:
 
     import torch
 
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
     from crystalbench.data.loading import Benchmark
     from crystalbench.defaults import COMPAT_CRYSTAL_METRICS
     from crystalbench.encoders import load_encoder
-    from crystalbench.scoring import evaluate
+    from crystalbench.scoring.evaluation import evaluate
     from crystalbench.types import BenchmarkItem, Prediction
 
     cuda = args.device.startswith("cuda")

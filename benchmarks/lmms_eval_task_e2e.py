@@ -85,12 +85,12 @@ def inner() -> int:
     from lmms_eval.api.model import lmms
     from lmms_eval.tasks import TaskManager
 
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
+    from crystalbench.data.predictions import load_predictions
     from crystalbench.integrations import read_lmms_eval_samples
     from crystalbench.integrations.lmms_eval.task import install_task
-    from crystalbench.predictions import load_predictions
-    from crystalbench.scoring import evaluate
+    from crystalbench.scoring.evaluation import evaluate
 
     bench = load_benchmark("sample")
     outputs = load_predictions(SAMPLE_DIR / "predictions" / "messy-raw.jsonl")

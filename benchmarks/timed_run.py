@@ -165,10 +165,10 @@ def hook_crystalbench(lazy: bool = False) -> Callable[[list[str]], int]:
     )
     if not lazy:
         import crystalbench.cli.main
-        import crystalbench.config
+        import crystalbench.config.scoring
         import crystalbench.data
-        import crystalbench.predictions
-        import crystalbench.scoring  # noqa: F401
+        import crystalbench.data.predictions
+        import crystalbench.scoring.evaluation  # noqa: F401
     from crystalbench.cli.entry import main
 
     def run(argv: list[str]) -> int:

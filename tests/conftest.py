@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from fakes import HASH_CONFIG
 
 _SESSION_CACHE: list[str] = []

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data.loading import Benchmark
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.hashing import HashEncoder

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from crystalbench._internal.io import InputLimits, read_jsonl
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.errors import InputError
-from crystalbench.io import InputLimits, read_jsonl
-from crystalbench.predictions import load_predictions
 from fakes import write_jsonl
 
 GOOD_FIRST = json.dumps({"id": "q0", "reasoning_steps": ["Count the bars."], "answer": "4"})

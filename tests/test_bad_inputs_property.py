@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crystalbench.config import load_config
+from crystalbench.config.scoring import load_config
 from crystalbench.data import load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.errors import CrystalbenchError
 from crystalbench.inference.records import ResultsFile
-from crystalbench.predictions import load_predictions
 from crystalbench.report.loading import load_run
 
 # ----------------------------------------------------------------------------- strategies
@@ -116,9 +116,9 @@ INFER_RECORD = {
 
 def _results_folder() -> tuple[dict[str, Any], dict[str, Any]]:
     """A real summary.json and one examples.jsonl record of ``crystal score``."""
-    from crystalbench.config import ScoreConfig
-    from crystalbench.predictions import load_predictions as load
-    from crystalbench.scoring import evaluate
+    from crystalbench.config.scoring import ScoreConfig
+    from crystalbench.data.predictions import load_predictions as load
+    from crystalbench.scoring.evaluation import evaluate
 
     folder = Path(tempfile.mkdtemp())
     try:

@@ -1,8 +1,8 @@
 """The layers of ``crystalbench``, declared once: imports run upward only, products stay apart.
 
 :data:`LAYERS` places every module of ``src/crystalbench`` in one layer, lowest first, by the
-path the Layout table of docs/architecture.md writes (``defaults.py``, ``data/``,
-``compat/matching.py``; the longest entry that covers a module wins). That table is rendered
+package that holds it (``data/``, ``scoring/``) or, for the shared vocabulary at the top, its
+file (``types.py``), as the Layout table of docs/architecture.md writes. That table is rendered
 from this declaration (:func:`layout_table`) and a test checks that the page holds it verbatim.
 
 The rules, each a test below:
@@ -47,9 +47,9 @@ class Layer:
 
     name: str
     paths: tuple[str, ...]
-    """Paths under ``src/crystalbench``: ``x.py`` a module, ``x/`` a package and all it holds,
-    ``x/__init__.py`` the package module alone, ``__init__.py`` the top-level package (the
-    public API's lazy table)."""
+    """Paths under ``src/crystalbench``: ``x/`` a package and all it holds, ``x.py`` a module of
+    the top-level package (the shared vocabulary), ``__init__.py`` the top-level package itself
+    (the public API's lazy table). Layers declare packages, never a module inside one."""
     holds: str
     """What the layer holds, for the Layout table (docs/architecture.md)."""
 
@@ -59,74 +59,53 @@ LAYERS: tuple[Layer, ...] = (
         "core",
         (
             "_version.py",
-            "defaults.py",
-            "settings.py",
-            "errors.py",
-            "extras.py",
             "types.py",
-            "paths.py",
-            "hub_access.py",
+            "errors.py",
+            "defaults.py",
             "metrics.py",
-            "io.py",
-            "sqlite_wal.py",
-            "config_loader.py",
             "precedence.py",
+            "config/",
+            "_internal/",
             "serving/",
         ),
-        "the paper's constants (`defaults.py`) and how the tools run (`settings.py`), one home "
-        "each; error types with file, line and field; which extra installs each optional "
-        "package (`extras.py`); frozen pydantic records; the cache folder and local paths "
-        "told from hub ids (`paths.py`); whether the model hub answers (`hub_access.py`); "
-        "the metrics table (key, header, format, direction, bounds); strict reading of user "
-        "files; one config loader (`config_loader.py`: file, environment, flags); SQLite's "
-        "write-ahead log; reference precedence (partial orders of steps); the "
-        "HTTP guards and connection handling both servers share (`serving/`)",
+        "the shared vocabulary: frozen pydantic records (`types.py`), error types with file, "
+        "line and field, the paper's constants (`defaults.py`), the metrics table (key, header, "
+        "format, direction, bounds), reference precedence (partial orders of steps); the "
+        "configurations and their one loader (`config/`: file, environment, flags; how the "
+        "tools run in `config/settings.py`); private helpers (`_internal/`: strict reading and "
+        "atomic writing of files, paths and the cache folder, the hub probe, optional extras, "
+        "SQLite, the OpenAI client factory); what listens (`serving/`: HTTP limits, ports, "
+        "connections)",
     ),
     Layer(
         "reading",
-        ("data/", "predictions.py"),
+        ("data/",),
         "benchmarks and the bundled sample (`data/loading.py`, `data/hub.py`: the hub, "
         "`save_to_disk` folders and Parquet, `data/images.py`: image containment), prediction "
-        "files",
+        "files (`data/predictions.py`) and other harnesses' outputs (`data/harnesses.py`: "
+        "lmms-eval and VLMEvalKit)",
     ),
     Layer(
         "parsing and answers",
-        ("parsing/", "normalize/", "answers/", "openai_client.py", "judges/", "compat/"),
+        ("parsing/", "normalize/", "answers/", "judges/"),
         "model output to steps and an answer (`parsing/answer.py`: the one answer extractor); "
-        "answer normalisation and rules; every OpenAI-compatible client (`openai_client.py`); "
-        "the judge protocol and clients; the crystal-metrics 0.2 answer rules",
+        "answer normalisation and rules (`answers/compat.py`: the crystal-metrics 0.2 answer "
+        "rules); the judge protocol and clients",
     ),
     Layer(
         "scoring",
-        (
-            "encoders/",
-            "matching.py",
-            "guards/",
-            "order.py",
-            "compat/matching.py",
-            "difficulty.py",
-            "pairs.py",
-            "config.py",
-            "engine/",
-            "scoring.py",
-            "scoring_many.py",
-            "results.py",
-            "stats.py",
-            "agreement.py",
-        ),
-        "embeddings (`encoders/loading.py` builds one encoder, `parallel.py` spreads it, "
-        "`cache.py`), one-to-one matching and its crystal-metrics 0.2 variant, the fact guard "
-        "(`guards/`: pairs that state incompatible facts are not candidates), order scores "
-        "(LIS, Kendall, partial orders), difficulty tiers, "
-        "MMVP pairs, the one scoring engine (`engine/`: any number of prediction sets, per item "
-        "and in aggregate; `scoring.py` and `scoring_many.py` are its doors), results folders "
-        "written atomically, bootstrap "
-        "and paired tests, agreement between raters (`agreement.py`: kappa, alpha)",
+        ("encoders/", "scoring/", "statistics/"),
+        "embeddings (`encoders/`: one encoder built by `loading.py`, the cache); the one scoring "
+        "engine and everything it runs (`scoring/`: matching, order, the crystal-metrics 0.2 "
+        "match rules, candidate filters with the fact guard in `filters/guard/`, the per-item "
+        "step, aggregation, results folders written atomically, and the doors `evaluation.py`, "
+        "`evaluation_many.py`, `job.py`); statistics (`statistics/`: bootstrap intervals, "
+        "paired tests, agreement between raters)",
     ),
     Layer(
         "products",
         (
-            "data/sources/",
+            "sources/",
             "inference/",
             "references/",
             "report/",
@@ -135,22 +114,20 @@ LAYERS: tuple[Layer, ...] = (
             "rewards/",
             "training/",
             "integrations/",
-            "compat/crystal_metrics/",
-            "scoring_job.py",
+            "compat/",
         ),
-        "each entry one product over the core: item sets built from source datasets, running "
+        "each package one product over the core: item sets built from source datasets, running "
         "models (`inference/pipeline.py`: infer, score, report), building reference chains, "
         "reports, the human-review app, evaluator validation, rewards and the reward server, "
-        "GRPO training, other harnesses, the crystal-metrics 0.2 drop-in API, `crystal score`'s "
-        "job (`scoring_job.py`: one or many prediction sets, harness formats); a product "
+        "GRPO training, the lmms-eval task, the crystal-metrics 0.2 drop-in API; a product "
         "imports another only along a declared edge",
     ),
     Layer(
         "shells",
-        ("cli/", "__init__.py", "construction_demo.py"),
+        ("cli/", "demo/", "__init__.py"),
         "the doors: the `crystal` command (parses flags, calls one library function, prints), "
-        "`import crystalbench` (the public API, imported lazily) and the construction demo "
-        "(`construction_demo.py`: runs `crystal` commands one after the other)",
+        "the demos (`demo/`: the offline construction demo, its scripted models and server) and "
+        "`import crystalbench` (the public API, imported lazily)",
     ),
 )
 """The layers, lowest first. A module may import its own layer and the ones before it."""
@@ -186,15 +163,9 @@ ALLOWED_EDGES: tuple[Edge, ...] = (
     ),
     Edge(
         "references/",
-        "data/sources/",
-        ("data/sources/itemset.py",),
-        "a reference build writes a CRYSTAL item set, the format `data/sources/` defines",
-    ),
-    Edge(
-        "scoring_job.py",
-        "integrations/",
-        ("integrations/outputs.py",),
-        "`crystal score` reads lmms-eval and VLMEvalKit outputs as prediction sets",
+        "sources/",
+        ("sources/itemset.py",),
+        "a reference build writes a CRYSTAL item set, the format `sources/` defines",
     ),
     Edge(
         "inference/",
@@ -457,6 +428,16 @@ def test_every_declared_path_holds_a_module_and_appears_once() -> None:
     names = [layer.name for layer in LAYERS]
     assert len(names) == len(set(names))
     assert PRODUCTS in names
+
+
+def test_layers_declare_packages_not_files() -> None:
+    """A layer holds whole packages (``x/``) and the top-level modules of the shared
+    vocabulary; a module inside a package lives in its package's layer."""
+    for layer in LAYERS:
+        for entry in layer.paths:
+            inner = entry.rstrip("/")
+            assert "/" not in inner, f"{entry} ({layer.name}) is inside a package: declare it"
+            assert entry.endswith("/") or entry.endswith(".py"), entry
 
 
 def test_allowed_edges_join_two_products_through_modules_that_exist() -> None:

@@ -18,7 +18,7 @@ from crystalbench.metrics import (
 )
 from crystalbench.report import TABLE2, RunData
 from crystalbench.report.leaderboard import METRIC_KEYS
-from crystalbench.scoring import Aggregator, evaluate
+from crystalbench.scoring.evaluation import Aggregator, evaluate
 from crystalbench.types import ChainScore, ItemResult, MetricSummary, Prediction, RunSummary
 from fakes import HASH_CONFIG, make_benchmark, make_item
 

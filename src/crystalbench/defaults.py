@@ -3,7 +3,7 @@
 Each value comes from the paper (see ``docs/metrics.md``) unless its comment says
 otherwise. Everything that reads one imports it from here, and every results file records the
 values that were used. How the tools run (limits, timeouts, ports, batch sizes, server and
-review-app settings) is :mod:`crystalbench.settings`: none of it changes a number.
+review-app settings) is :mod:`crystalbench.config.settings`: none of it changes a number.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ MATCHER: Final[MatcherKind] = "cosine"
 """The default matcher: the paper's cosine threshold."""
 
 GuardKind = Literal["none", "facts", "facts-strict"]
-"""Fact guard on step matching (:mod:`crystalbench.guards`; not in the paper, so runs with
+"""Fact guard on step matching (:mod:`crystalbench.scoring.filters.guard`; not in the paper, so
+runs with
 different guards do not compare):
 
 - ``none``: the paper, cosine alone decides;

@@ -1,7 +1,7 @@
 """One declaration per CRYSTAL metric and per item count: keys, headers, formats, directions.
 
 Everything that averages, loads, tabulates or plots a metric reads this table: the
-aggregator (:class:`crystalbench.scoring.Aggregator`), the results loader
+aggregator (:class:`crystalbench.scoring.evaluation.Aggregator`), the results loader
 (:meth:`crystalbench.report.RunData.values`), the leaderboard (Markdown, CSV, LaTeX), the
 HTML report and the CLI tables. A summary metric is the macro-average over items of one
 per-item field (``match_f1`` averages ``f1``, ``steps`` averages ``n_pred``, ``accuracy`` is

@@ -301,7 +301,7 @@ class Precedence:
     """A validated precedence of one reference chain, with its closure as bitmasks.
 
     Build it once per item (:meth:`from_pairs` or :meth:`chain`) and pass it to the order
-    metrics (:func:`crystalbench.order.order_fields`).
+    metrics (:func:`crystalbench.scoring.order.order_fields`).
 
     Attributes:
         n_steps: Steps in the reference chain.

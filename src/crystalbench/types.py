@@ -25,8 +25,8 @@ from pydantic import (
     model_serializer,
 )
 
+from crystalbench.config.settings import SCHEMA_VERSION
 from crystalbench.precedence import check_precedence
-from crystalbench.settings import SCHEMA_VERSION
 
 AnswerType = Literal["multiple_choice", "numeric", "yes_no", "free_form"]
 """How an answer is judged; see :func:`crystalbench.answers.infer_answer_type`."""
@@ -204,7 +204,7 @@ class StepMatch(Record):
 class ChainScore(Record):
     """Step metrics of one predicted chain against one reference chain.
 
-    Built by :func:`crystalbench.matching.score_chain`; every :class:`ItemResult` carries
+    Built by :func:`crystalbench.scoring.matching.score_chain`; every :class:`ItemResult` carries
     the same fields (they are declared here only).
     """
 
@@ -251,7 +251,7 @@ class AnswerVerdict(Record):
 
 
 VetoReason = Literal["number", "negation", "relation", "option", "colour"]
-"""Why the fact guard vetoed a step pair (:mod:`crystalbench.guards`):
+"""Why the fact guard vetoed a step pair (:mod:`crystalbench.scoring.filters.guard`):
 
 - ``number``: the two steps give different values of one quantity ("40 degrees" / "50
   degrees", "3 apples" / "7 apples");
@@ -335,7 +335,7 @@ class Veto(Record):
         cls, conflict: Any, *, pred: int, ref: int, cosine: float, scope: VetoScope = "pair"
     ) -> Veto:
         """The veto of pair ``(pred, ref)`` for a conflict a guard found (a
-        :class:`crystalbench.guards.Conflict`: its ``reason`` and ``spans``)."""
+        :class:`crystalbench.scoring.filters.guard.Conflict`: its ``reason`` and ``spans``)."""
         return cls(
             pred=pred,
             ref=ref,

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import pytest
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.encoders.cache import EmbeddingStore
 from crystalbench.normalize import symbolic
-from crystalbench.predictions import load_predictions
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 
 GOLDS = [r"2\sqrt{3}", r"\frac{\pi}{2}", "x + 1"]
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from crystalbench.cli.main import app
 from crystalbench.data import load_benchmark
-from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE
+from crystalbench.scoring.results import EXAMPLES_FILE, SUMMARY_FILE
 from fakes import write_jsonl
 from servers.openai_server import LoopbackServer
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
-from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE
+from crystalbench.scoring.results import EXAMPLES_FILE, SUMMARY_FILE
 from fakes import write_jsonl
 
 runner = CliRunner()
@@ -193,7 +193,7 @@ def test_minilm_leaderboard_equals_single_runs(tmp_path):
     """The real offline encoder: one process for three sets, then one process per set.
 
     Every metric is identical; matched pairs' cosines agree to 1e-6 (their last float32
-    bits depend on which texts share a padded batch; see tests/test_scoring_many.py).
+    bits depend on which texts share a padded batch; see tests/scoring/test_scoring_many.py).
     """
     out = tmp_path / "board"
     named = {p.stem: p for p in SAMPLE_FILES[2:]}

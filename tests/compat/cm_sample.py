@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.compat.answers import compat_question
+from crystalbench.answers.compat import compat_question
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.encoders import HashEncoder
 from crystalbench.parsing import parse_prediction
-from crystalbench.predictions import load_predictions
 
 
 @dataclass

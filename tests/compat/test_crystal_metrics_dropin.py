@@ -20,10 +20,10 @@ import pytest
 from cm_sample import HashModel, hash_embeddings, references, sample_sets
 
 import crystalbench.compat.crystal_metrics as dropin
-from crystalbench.compat.crystal_metrics import _engine, judge, reasoning
-from crystalbench.compat.matching import match_rules
+from crystalbench.compat.crystal_metrics import _scoring, judge, reasoning
 from crystalbench.encoders import HashEncoder
-from crystalbench.matching import greedy_pairs
+from crystalbench.scoring.compat import match_rules
+from crystalbench.scoring.matching import greedy_pairs
 from fakes import CountingEncoder
 
 
@@ -187,7 +187,7 @@ def test_float64_near_ties_are_decided_as_crystal_metrics_decides_them(cm_reason
     float32_rules = match_rules("crystal-metrics-0.2", tau=0.35)
     assert [(i, j) for i, j, _ in greedy_pairs(similarity, float32_rules)] == [(0, 1)]
     # ... and at the threshold: 1e-10 above it passes in float64, not in float32
-    assert _engine.greedy_matches(np.array([[0.35 + 1e-10]]), 0.35) == [(0, 0, 0.35 + 1e-10)]
+    assert _scoring.greedy_matches(np.array([[0.35 + 1e-10]]), 0.35) == [(0, 0, 0.35 + 1e-10)]
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -289,14 +289,14 @@ def test_semantic_reward_falls_back_to_word_overlap_without_an_encoder():
             raise RuntimeError("no model")
 
     completion = ['{"reasoning_steps": ["the light is green"], "answer": "B"}']
-    _engine.redirect_model(_engine.DEFAULT_MODEL, CountingEncoder(Broken()))
+    _scoring.redirect_model(_scoring.DEFAULT_MODEL, CountingEncoder(Broken()))
     dropin.similarity._semantic_model_cache.clear()
     try:
         ours = dropin.semantic_reasoning_reward(
             completion, reference_steps=[["the light is green"]], model=Broken()
         )
     finally:
-        _engine.redirect_model(_engine.DEFAULT_MODEL, None)
+        _scoring.redirect_model(_scoring.DEFAULT_MODEL, None)
         dropin.similarity._semantic_model_cache.clear()
     assert ours == [1.0]  # word overlap at 0.45: identical steps
 

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from crystalbench.data.loading import hub_row_to_item, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.errors import BenchmarkUnavailableError, InputError, UnknownNameError
-from crystalbench.predictions import load_predictions
 from fakes import write_jsonl
 
 
@@ -327,3 +327,23 @@ def test_inference_error_record_has_no_content(tmp_path):
     path = write_jsonl(tmp_path / "p.jsonl", [{"id": "q0", "response": None, "error": "timeout"}])
     pred = load_predictions(path).by_id["q0"]
     assert (pred.reasoning_steps, pred.answer, pred.response) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("exc", "gated"),
+    [
+        (ConnectionError("http://127.0.0.1:40123/ did not answer within 3 s"), False),
+        (ConnectionError("http://127.0.0.1:51403/ could not be reached"), False),
+        (OSError("403 Client Error: Forbidden for url: https://huggingface.co/api"), True),
+        (OSError("Dataset 'org/x' is a gated dataset on the Hub."), True),
+        (OSError("401 Client Error: Unauthorized for url"), True),
+        (OSError("Temporary failure in name resolution"), False),
+    ],
+)
+def test_a_refused_access_is_told_apart_from_an_unreachable_hub(exc, gated):
+    """An address that happens to contain 401 or 403 (a loopback port) is not a refusal."""
+    from crystalbench.data.hub import hub_unavailable
+
+    message = str(hub_unavailable("org/x", "test", exc=exc))
+    assert ("access is not granted" in message) is gated
+    assert ("the hub could not be reached" in message) is not gated

@@ -262,7 +262,7 @@ def test_styles_separate_like_the_paper_with_the_offline_encoder(
     """Terse: P >> R; verbose: R > P; scrambled: LIS low, Ordered F1 < F1; weak: F1 tiny."""
     pytest.importorskip("sentence_transformers")
     from crystalbench.encoders import load_encoder
-    from crystalbench.matching import cosine_matrix, score_chain
+    from crystalbench.scoring.matching import cosine_matrix, score_chain
 
     try:
         encoder = load_encoder("minilm-offline")

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.encoders import EmbeddingStore, HashEncoder, load_encoder
 from crystalbench.encoders.parallel import EncoderSpec, ParallelEncoder, split_balanced
 from crystalbench.errors import EncoderUnavailableError, UnknownNameError
-from crystalbench.matching import MatchRules, chain_fields, greedy_match, score_chain
-from crystalbench.predictions import load_predictions
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
+from crystalbench.scoring.matching import MatchRules, chain_fields, greedy_match, score_chain
 
 PAPER = MatchRules(tau=0.35)
 COMPAT = MatchRules(tau=0.35, strict=True, ties_high_first=True)

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from crystalbench.config.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from crystalbench.encoders import CachingEncoder, EmbeddingStore, HashEncoder
 from crystalbench.encoders.cache import text_key
-from crystalbench.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from fakes import CountingEncoder
 
 STEPS = [f"The bar for {1990 + i % 30} reaches {i % 97} million tonnes ({i})." for i in range(100)]

@@ -2,7 +2,7 @@
 
 - which back end ``auto`` picks, and its fall-back to torch when a model cannot be exported;
 - on the bundled sample, the fast path gives exactly the torch path's per-item metrics
-  through ``crystalbench.scoring.evaluate``, with vectors within 1e-5;
+  through ``crystalbench.scoring.evaluation.evaluate``, with vectors within 1e-5;
 - ``crystal score`` on the fast path, once the export is cached, imports neither torch nor
   transformers nor sentence-transformers (checked in a fresh interpreter), for MiniLM and
   for a RoBERTa model shaped like all-distilroberta-v1 (random weights, built offline).
@@ -21,13 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.encoders import AutoEncoder, HashEncoder, auto, choose_backend, load_encoder
 from crystalbench.encoders.sentence import SentenceTransformerEncoder
 from crystalbench.errors import EncoderUnavailableError
-from crystalbench.predictions import load_predictions
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 
 HEAVY = ("torch", "transformers", "sentence_transformers")
 METRICS = ("precision", "recall", "f1", "lis", "kendall", "ordered_f1")

@@ -131,7 +131,7 @@ def test_every_encoder_option_of_the_config_has_a_flag_the_hint_reads():
     encoder option in ``encoder_options`` cannot be missed (no hand-kept list)."""
     from crystalbench.cli.entry import encoder_fields
     from crystalbench.cli.score_options import SCORE_CONFIG_AT, SCORE_FLAGS
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
 
     options = set(ScoreConfig().encoder_options())
     assert options <= encoder_fields()
@@ -143,8 +143,8 @@ def test_the_key_of_the_hint_is_the_key_of_the_parsed_config(tmp_path, monkeypat
     """The entry point keeps the early encoder under the key the command computes from its
     own config: flags, defaults and $CRYSTALBENCH_CACHE_DIR alike."""
     from crystalbench.cli.entry import encoder_key
-    from crystalbench.config_loader import Given, build_config
-    from crystalbench.scoring_job import ScoreJob
+    from crystalbench.config.loader import Given, build_config
+    from crystalbench.scoring.job import ScoreJob
 
     monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
     args = ["--encoder", "hash", "--workers", "2", "--dtype", "float32"]

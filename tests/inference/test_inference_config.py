@@ -8,8 +8,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from crystalbench import settings
-from crystalbench.config import load_config, load_config_with_overrides
+from crystalbench.config import settings
+from crystalbench.config.scoring import load_config, load_config_with_overrides
 from crystalbench.data import load_benchmark
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.inference import (

@@ -153,7 +153,7 @@ def test_the_replica_pool_caps_a_long_retry_after():
 
 
 def test_the_default_retry_after_cap_is_the_documented_one():
-    from crystalbench.settings import INFER_MAX_RETRY_AFTER
+    from crystalbench.config.settings import INFER_MAX_RETRY_AFTER
 
     assert RetryPolicy().delay(1, retry_after=86400.0) == INFER_MAX_RETRY_AFTER == 600.0
     assert InferenceConfig(model="m").retry_policy().max_retry_after == INFER_MAX_RETRY_AFTER

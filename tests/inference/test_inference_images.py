@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from crystalbench.config.settings import IMAGE_MAX_SIDE
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import ImageError
 from crystalbench.inference import InferenceConfig, infer
 from crystalbench.inference.backends.scripted import ScriptedBackend
 from crystalbench.inference.images import PreparedImage
-from crystalbench.settings import IMAGE_MAX_SIDE
 from crystalbench.types import BenchmarkItem
 
 ANSWER = '{"reasoning_steps": ["The chart has four bars."], "answer": "4"}'

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from crystalbench.data.predictions import load_predictions
 from crystalbench.errors import InputError
 from crystalbench.inference.records import (
     FileLockedError,
@@ -14,7 +15,6 @@ from crystalbench.inference.records import (
     InferenceRecord,
     ResultsFile,
 )
-from crystalbench.predictions import load_predictions
 
 
 def record(item_id, *, response="Answer: B", error=None, model="m", **extra):

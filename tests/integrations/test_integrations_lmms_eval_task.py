@@ -19,11 +19,11 @@ from typer.testing import CliRunner
 
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.errors import InputError
 from crystalbench.inference.prompts import load_prompt
 from crystalbench.integrations.lmms_eval.task import install_task
-from crystalbench.predictions import load_predictions
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from fakes import HASH_CONFIG
 
 

@@ -548,7 +548,7 @@ def test_crystal_score_with_judge_flags_end_to_end(fake, tmp_path, monkeypatch):
 
 def test_the_key_a_judge_sends_comes_from_the_named_variable(fake, tmp_path, monkeypatch):
     """Over a real request: the default variable unset sends EMPTY (local servers), a named
-    variable sends its value (crystalbench.openai_client's one rule)."""
+    variable sends its value (crystalbench._internal.openai_client's one rule)."""
     from types import SimpleNamespace
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

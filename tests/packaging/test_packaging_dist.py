@@ -431,7 +431,7 @@ def test_the_reward_server_limits_hold_on_the_oldest_uvicorn_allowed(dist, tmp_p
             "-m",
             "not slow",
             "tests/rewards/test_rewards_server_limits.py",
-            "tests/test_serving_guards.py",
+            "tests/serving/test_serving_limits.py",
         ],
         cwd=ROOT,
         capture_output=True,

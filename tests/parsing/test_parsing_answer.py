@@ -257,7 +257,11 @@ def test_parsing_package_layout() -> None:
         assert inner == [], path.name
         for module in top:
             assert not module.startswith(
-                ("crystalbench.normalize", "crystalbench.answers", "crystalbench.scoring")
+                (
+                    "crystalbench.normalize",
+                    "crystalbench.answers",
+                    "crystalbench.scoring.evaluation",
+                )
             ), (path.name, module)
         name = "crystalbench.parsing" + ("" if path.stem == "__init__" else "." + path.stem)
         graph[name] = {m for m in top if m.startswith("crystalbench.parsing.")}

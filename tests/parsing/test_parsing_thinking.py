@@ -10,7 +10,7 @@ import pytest
 
 from crystalbench.parsing import parse_prediction, parse_response
 from crystalbench.parsing.thinking import drop_self_checks, split_thinking
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import HASH_CONFIG, make_benchmark, make_item
 

@@ -18,7 +18,7 @@ from crystalbench.references import (
 )
 from crystalbench.references.alternatives import pick_alternatives
 from crystalbench.references.engine import LocalEngine
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import HASH_CONFIG
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from crystalbench.cli.main import app
 from crystalbench.data import load_benchmark
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import HASH_CONFIG
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from crystalbench.data.sources import EXAMPLES_DIR
+from crystalbench.sources import EXAMPLES_DIR
 from tools.source_examples import SOURCES, build_source_examples
 
 pq = pytest.importorskip("pyarrow.parquet")

@@ -515,10 +515,10 @@ def test_thumbnail_downscales():
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory) -> list[Path]:
     """Two sample prediction sets scored with the hash encoder."""
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
-    from crystalbench.predictions import load_predictions
-    from crystalbench.scoring import evaluate
+    from crystalbench.data.predictions import load_predictions
+    from crystalbench.scoring.evaluation import evaluate
 
     root = tmp_path_factory.mktemp("sample-results")
     bench = load_benchmark("sample")

@@ -16,7 +16,7 @@ from crystalbench.report.analysis import (
     quadrants,
     reference_steps_histogram,
 )
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import HASH_CONFIG, make_benchmark, make_item
 

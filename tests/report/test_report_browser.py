@@ -57,12 +57,12 @@ def _examples(folder: Path) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, Any]:
     """Score the sample's styles and build the report (with images) once for the module."""
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
+    from crystalbench.data.predictions import load_predictions
     from crystalbench.encoders import load_encoder
-    from crystalbench.predictions import load_predictions
     from crystalbench.report import build_report
-    from crystalbench.scoring import evaluate
+    from crystalbench.scoring.evaluation import evaluate
 
     encoder_name = os.environ.get("CRYSTALBENCH_REPORT_ENCODER", "hash")
     root = tmp_path_factory.mktemp("report-browser")
@@ -307,8 +307,8 @@ def test_phone_layout_fits_the_screen(browser, built):
 
 def _write_results(folder: Path, items: list[dict[str, Any]], model: str) -> Path:
     """A results folder written through the real records and aggregator."""
-    from crystalbench.io import atomic_write_json, write_jsonl
-    from crystalbench.scoring import Aggregator
+    from crystalbench._internal.io import atomic_write_json, write_jsonl
+    from crystalbench.scoring.evaluation import Aggregator
     from crystalbench.types import ItemResult
 
     results = [ItemResult.model_validate(item) for item in items]
@@ -420,9 +420,9 @@ def test_an_item_scored_against_a_partial_order_says_which_steps_may_swap(browse
     """A chart item whose two readings are interchangeable (``reference_precedence``): the
     item view says so above the alignment and on each of the two steps; the item without a
     precedence shows neither."""
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
     from crystalbench.report import build_report
-    from crystalbench.scoring import evaluate
+    from crystalbench.scoring.evaluation import evaluate
     from crystalbench.types import Prediction
     from fakes import make_benchmark, make_item
 

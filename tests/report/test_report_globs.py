@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from crystalbench.cli.main import app
 from crystalbench.errors import InputError
 from crystalbench.report import build_report, select_results
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import HASH_CONFIG, make_benchmark, make_item
 

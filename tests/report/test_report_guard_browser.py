@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from test_report_browser import ARTIFACTS, browser  # noqa: F401  (the module's chromium)
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.report import build_report
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import make_benchmark, make_item
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from crystalbench.encoders import OneHotEncoder
 from crystalbench.report import build_report
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from fakes import HASH_CONFIG, make_benchmark, make_item
 

@@ -401,7 +401,7 @@ def test_lockouts_double_and_expire():
 
 
 def test_loopback_by_default_and_a_warning_elsewhere(tmp_path):
-    from crystalbench.settings import REVIEW_HOST
+    from crystalbench.config.settings import REVIEW_HOST
 
     assert REVIEW_HOST == "127.0.0.1"
     assert exposure_warning("127.0.0.1") is None

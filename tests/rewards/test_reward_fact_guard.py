@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from crystalbench.data import SAMPLE_DIR, load_benchmark
+from crystalbench.data.predictions import load_predictions
 from crystalbench.encoders import HashEncoder
-from crystalbench.predictions import load_predictions
 from crystalbench.rewards import RewardScorer, load_reward_encoder
 from crystalbench.rewards.runtime import shared_source
 from crystalbench.types import BenchmarkItem

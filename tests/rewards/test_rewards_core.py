@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from crystalbench.encoders import HashEncoder, OneHotEncoder
 from crystalbench.errors import UnknownNameError
-from crystalbench.matching import MatchRules, cosine_matrix, score_chain
 from crystalbench.rewards import (
     REWARD_KINDS,
     FormatRules,
@@ -26,6 +25,7 @@ from crystalbench.rewards import (
 )
 from crystalbench.rewards.core import guard_steps, make_signals
 from crystalbench.rewards.types import StepGuards
+from crystalbench.scoring.matching import MatchRules, cosine_matrix, score_chain
 from crystalbench.types import BenchmarkItem
 
 GOOD = '{"reasoning_steps": ["Read the axis.", "Compare the bars."], "answer": "B"}'

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from crystalbench.config_loader import Given, build_config
+from crystalbench.config.loader import Given, build_config
 from crystalbench.data import load_benchmark
 from crystalbench.encoders import HashEncoder
 from crystalbench.errors import InputError

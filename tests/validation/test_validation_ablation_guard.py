@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 from validation_helpers import perturbed_predictions
 
 from crystalbench.cli.main import app
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import load_benchmark
 from crystalbench.encoders import HashEncoder
 from crystalbench.errors import InputError
 from crystalbench.metrics import METRICS
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from crystalbench.validation.ablation import run_ablation
 from crystalbench.validation.thresholds import THRESHOLD_FIELDS, chain_at

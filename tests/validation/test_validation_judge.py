@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from crystalbench.cli.main import app
-from crystalbench.config import JudgeConfig, ScoreConfig
+from crystalbench.config.scoring import JudgeConfig, ScoreConfig
 from crystalbench.errors import InputError
 from crystalbench.judges.step_judge import (
     OpenAIStepJudge,
@@ -19,7 +19,7 @@ from crystalbench.judges.step_judge import (
     parse_step_reply,
 )
 from crystalbench.report import load_run
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import Prediction
 from crystalbench.validation.pairs import sample_pairs
 from fakes import make_benchmark, make_item, write_jsonl
@@ -249,7 +249,7 @@ def test_crystal_score_matcher_judge_and_agreement_with_the_judge(tmp_path, cach
 def test_matcher_judge_needs_an_endpoint():
     with pytest.raises(ValueError, match="needs an endpoint"):
         ScoreConfig(matcher="judge")
-    from crystalbench.config_loader import Given, build_config
+    from crystalbench.config.loader import Given, build_config
 
     def flags(**values):
         return {name: Given(value, "--" + name) for name, value in values.items()}

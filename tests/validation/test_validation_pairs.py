@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 from validation_helpers import perturbed_predictions
 
 from crystalbench.cli.main import app
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import load_benchmark
 from crystalbench.encoders import EmbeddingStore, HashEncoder
 from crystalbench.errors import InputError
 from crystalbench.report import load_run
-from crystalbench.scoring_many import evaluate_many
+from crystalbench.scoring.evaluation_many import evaluate_many
 from crystalbench.validation import best_unmatched
 from crystalbench.validation.pairs import read_pairs, sample_pairs, write_pairs
 from fakes import CountingEncoder, write_jsonl

@@ -1,5 +1,5 @@
 """Each CRYSTAL source's published layout, written by code: the tests' source copies and the
-package's example copies of the sample (``src/crystalbench/data/sources/examples``).
+package's example copies of the sample (``src/crystalbench/sources/examples``).
 
 A repository tool outside the installed package (no module of ``crystalbench`` imports it):
 

@@ -18,7 +18,7 @@ images, written by :mod:`tools.source_examples.layouts` as the source publishes 
   :func:`textvqa_rows`: the sample has no TextVQA item).
 
 Run ``python -m tools.source_examples`` from the repository root to rewrite
-``src/crystalbench/data/sources/examples`` (``--out DIR`` writes elsewhere);
+``src/crystalbench/sources/examples`` (``--out DIR`` writes elsewhere);
 ``tests/repo_tools/test_source_examples.py`` checks the committed copies are what it writes.
 """
 
@@ -58,8 +58,8 @@ __all__ = [
     "textvqa_rows",
 ]
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "src/crystalbench/data/sources/examples"
-"""Where the package keeps the copies (``crystalbench.data.sources.EXAMPLES_DIR``)."""
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "src/crystalbench/sources/examples"
+"""Where the package keeps the copies (``crystalbench.sources.EXAMPLES_DIR``)."""
 
 SOURCES = ("mathvision", "scienceqa-img", "realworldqa", "mmvp", "plotqa", "textvqa")
 """One folder per source adapter, named as ``crystal data build`` names the source."""
@@ -278,7 +278,7 @@ comes from the real datasets) written in each source's published layout, so that
 - `textvqa/`: `TextVQA_0.5.1_train.json`, `train_images/` (three questions of its own: the
   sample has no TextVQA item)
 
-Try one (`DIR` is this folder: `python -c "from crystalbench.data.sources import
+Try one (`DIR` is this folder: `python -c "from crystalbench.sources import
 EXAMPLES_DIR; print(EXAMPLES_DIR)"`):
 
     crystal data build mmvp --from DIR/mmvp -o items/mmvp

@@ -6,11 +6,11 @@ schema metadata so ``datasets`` reads them too), ``save_to_disk`` folders (``dat
 MMVP's ``Questions.csv`` + ``MMVP Images/``, PlotQA's ``qa_pairs`` JSON + ``png/``, and
 TextVQA's release JSON + ``train_images/``.
 
-Two users: the tests of ``crystal data build`` (``tests/data/source_fixtures.py`` gives them
+Two users: the tests of ``crystal data build`` (``tests/sources/source_fixtures.py`` gives them
 rows that exercise each adapter's edge cases; images are drawn with :func:`draw_image`, each
 row's different), and :mod:`tools.source_examples.copies`, which writes the bundled sample's
 items in every layout as the package's example data
-(``src/crystalbench/data/sources/examples``). A repository tool, not part of the installed
+(``src/crystalbench/sources/examples``). A repository tool, not part of the installed
 package; it needs ``datasets`` and ``pyarrow`` (the ``hub`` extra).
 """
 

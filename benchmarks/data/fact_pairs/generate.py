@@ -1,7 +1,7 @@
 """Generate the templated step pairs of the fact-pair set (seeded, reproducible).
 
 Two banks of templates with disjoint sentence frames and vocabulary write two splits:
-``dev`` (the rules of ``crystalbench.guards`` were written and tuned against it) and
+``dev`` (the rules of ``crystalbench.scoring.filters.guard`` were written and tuned against it) and
 ``heldout`` (written at the same time, before any rule was run on it, and not used to tune;
 see README.md). A third split, ``sample``, copies every reference step of the bundled sample
 with one fact changed (the attack of issue 24: reference wording, wrong fact).

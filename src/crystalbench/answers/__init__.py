@@ -20,7 +20,7 @@ normalisation.
   substring fallback.
 
 Compat mode (``compat="crystal-metrics-0.2"``) reproduces crystal-metrics 0.2.0's answer
-heuristics (:mod:`crystalbench.compat.answers`), so its published accuracies can be
+heuristics (:mod:`crystalbench.answers.compat`), so its published accuracies can be
 recomputed. Its rules are named ``compat_*``.
 
 A missing or blank prediction is wrong in both modes (rule ``missing``). A gold answer that
@@ -35,6 +35,7 @@ and :mod:`~crystalbench.answers.numeric` (the per-type rules),
 from __future__ import annotations
 
 from crystalbench.answers.answer_type import infer_answer_type
+from crystalbench.answers.compat import compat_question  # public name kept from answers.py
 from crystalbench.answers.options import (
     ChoiceResolution,
     item_options,
@@ -42,7 +43,6 @@ from crystalbench.answers.options import (
     resolve_choice,
 )
 from crystalbench.answers.scoring import score_answer, score_answers
-from crystalbench.compat.answers import compat_question  # public name kept from answers.py
 
 __all__ = [
     "ChoiceResolution",

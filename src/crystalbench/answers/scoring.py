@@ -1,7 +1,7 @@
 """Entry points: pick the rule for each item, run the judge where one is needed.
 
 This is the single place where paper mode and compat mode part: with
-``compat="crystal-metrics-0.2"`` the answer goes to :mod:`crystalbench.compat.answers`,
+``compat="crystal-metrics-0.2"`` the answer goes to :mod:`crystalbench.answers.compat`,
 otherwise to the paper rules.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import crystalbench.answers.compat as compat_answers
 from crystalbench.answers.answer_type import infer_answer_type, numeric_shape
 from crystalbench.answers.numeric import numeric_verdict
 from crystalbench.answers.rules import (
@@ -17,7 +18,6 @@ from crystalbench.answers.rules import (
     multiple_choice_verdict,
     yes_no_verdict,
 )
-from crystalbench.compat import answers as compat_answers
 from crystalbench.defaults import COMPAT_CRYSTAL_METRICS, COMPAT_MODES
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.judges.base import Judge, JudgeVerdict, judge_many

@@ -4,7 +4,7 @@ A command declares its config model and its :class:`~crystalbench.cli.flags.Flag
 :func:`configured` gives it one typer option per flag (default: the config's own default,
 shown by ``--help``), a ``--config FILE`` option, and the deprecated spellings; when it
 runs, the flags the user typed, the file and the environment variables the model
-documents are merged by :func:`crystalbench.config_loader.build_config`, and the command
+documents are merged by :func:`crystalbench.config.loader.build_config`, and the command
 receives the validated config. A bad value is an ``InputError`` naming the field and the
 flag as typed (``--tau 7``), the variable, or the file and line.
 
@@ -95,7 +95,7 @@ def configured(
 
         @functools.wraps(command)
         def wrapper(**kwargs: Any) -> Any:
-            from crystalbench.config_loader import build_config
+            from crystalbench.config.loader import build_config
 
             ctx = kwargs.pop(_CONTEXT_PARAM)
             path = kwargs.pop(CONFIG_PARAM, None)
@@ -139,7 +139,7 @@ def _alias_target(flag: Flag, old: str) -> str:
 
 def _given(ctx: Any, flags: Sequence[Flag], kwargs: dict[str, Any]) -> dict[str, Any]:
     """``{field: Given}`` of the flags the user gave (popped from ``kwargs``)."""
-    from crystalbench.config_loader import Given
+    from crystalbench.config.loader import Given
 
     typed: dict[str, tuple[str, str]] = ctx.meta.get(SPELLINGS_META, {})
     given: dict[str, Given] = {}
@@ -160,7 +160,7 @@ def field_info(model: type[BaseModel], dotted: str) -> Any:
     """The pydantic ``FieldInfo`` of a (dotted) field of ``model``.
 
     Examples:
-        >>> from crystalbench.scoring_job import ScoreJob
+        >>> from crystalbench.scoring.job import ScoreJob
         >>> field_info(ScoreJob, "scoring.threshold").default
         0.35
     """
@@ -300,7 +300,7 @@ def _set_values(pairs: Sequence[str] | None, at: str) -> dict[str, Any]:
     """
     import yaml
 
-    from crystalbench.config_loader import Given
+    from crystalbench.config.loader import Given
     from crystalbench.errors import InputError
 
     found: dict[str, Any] = {}

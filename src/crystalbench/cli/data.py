@@ -1,6 +1,6 @@
 """``crystal data``: item sets from source datasets, merging, statistics, the leakage check.
 
-Thin shells over :mod:`crystalbench.data.sources` and :mod:`crystalbench.training.leakage`.
+Thin shells over :mod:`crystalbench.sources` and :mod:`crystalbench.training.leakage`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from crystalbench.cli.binding import configured
 from crystalbench.cli.common import Quiet, console, err_console, handle_errors, progress_hook
 from crystalbench.cli.flags import Flag
 from crystalbench.data.loading import HUB_SPLIT
-from crystalbench.data.sources.records import BuildSpec
+from crystalbench.sources.records import BuildSpec
 
 data_app = new_app(
     help="Item sets from source datasets (build, merge, stats, sources) and the leakage check.",
@@ -27,7 +27,7 @@ EXIT_LEAK = 1
 """Exit code of ``check-leakage`` when a training item is a benchmark item."""
 
 if TYPE_CHECKING:
-    from crystalbench.data.sources import BuildRecord, ItemSetStats
+    from crystalbench.sources import BuildRecord, ItemSetStats
 
 SOURCE_HELP = "mathvision, scienceqa-img, realworldqa, mmvp, plotqa or textvqa"
 
@@ -133,7 +133,7 @@ def build_command(
     DIR/build.json records location, revision, manifest, counts and every skipped row.
     DIR/manifest.json lists the upstream ids taken (reuse it with --manifest).
     """
-    from crystalbench.data.sources import build_item_set
+    from crystalbench.sources import build_item_set
 
     with progress_hook(not quiet) as hook:
         record = build_item_set(config, out, overwrite=overwrite, progress=hook)
@@ -181,7 +181,7 @@ def merge_command(
     quiet: Quiet = False,
 ) -> None:
     """Combine item sets into one; ids stay unique as source/upstream-id."""
-    from crystalbench.data.sources import merge_item_sets
+    from crystalbench.sources import merge_item_sets
 
     with progress_hook(not quiet) as hook:
         record = merge_item_sets(inputs, out, overwrite=overwrite, progress=hook)
@@ -222,12 +222,12 @@ def stats_command(
     old_spec: OldBenchmarkArgument = None,
 ) -> None:
     """Counts by source, answer type and options; steps per item and difficulty tiers."""
-    from crystalbench.data.sources import load_items, summarize_items
+    from crystalbench.sources import load_items, summarize_items
 
     spec = _benchmark_given(benchmark, old_spec)
     stats = summarize_items(load_items(spec, split=split).items, spec)
     if out is not None:
-        from crystalbench.io import atomic_write_json
+        from crystalbench._internal.io import atomic_write_json
 
         atomic_write_json(out, stats.model_dump(mode="json"))
     _print_stats(stats)
@@ -305,7 +305,7 @@ def sources_command() -> None:
     """List the source adapters: hub ids, splits, local layouts, licences."""
     from rich.table import Table
 
-    from crystalbench.data.sources import describe_sources
+    from crystalbench.sources import describe_sources
 
     table = Table(title="crystal data build SOURCE")
     for column in (
@@ -366,7 +366,7 @@ def check_leakage_command(
 
     Exits 1 when a training item leaks, 0 when the pool is clean, 2 on bad input.
     """
-    from crystalbench.data.sources import load_items
+    from crystalbench.sources import load_items
     from crystalbench.training.leakage import check_leakage
 
     pool = load_items(train, split=split)
@@ -374,7 +374,7 @@ def check_leakage_command(
     with progress_hook() as hook:
         report = check_leakage(pool, bench, max_hamming=max_hamming, progress=hook)
     if out is not None:
-        from crystalbench.io import atomic_write_text
+        from crystalbench._internal.io import atomic_write_text
 
         atomic_write_text(out, json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     _print_leakage(report, show)

@@ -50,9 +50,9 @@ def demo(
     """Score the sample benchmark's model styles offline and print the paper's Table 2 columns.
 
     With --construction, run the whole construction life cycle offline instead, printing each
-    command it runs (crystalbench.construction_demo)."""
+    command it runs (crystalbench.demo.construction)."""
     if construction:
-        from crystalbench.construction_demo import run_construction_demo
+        from crystalbench.demo.construction import run_construction_demo
 
         run_construction_demo(
             out or Path("crystal-demo/construction"),
@@ -64,9 +64,9 @@ def demo(
 
 
 def _score_demo(out: Path, encoder: str, report: bool, progress: bool) -> None:
-    from crystalbench.config import ScoreConfig
+    from crystalbench.config.scoring import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
-    from crystalbench.scoring_job import ScoreJob, score_job
+    from crystalbench.scoring.job import ScoreJob, score_job
 
     bench = load_benchmark("sample")
     sets = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))

@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def encoder_fields() -> frozenset[str]:
-    """The :class:`~crystalbench.config.ScoreConfig` fields that decide which encoder
+    """The :class:`~crystalbench.config.scoring.ScoreConfig` fields that decide which encoder
     ``crystal score`` builds: ``encoder`` and every keyword of
     :func:`crystalbench.encoders.load_encoder` (derived, so a new encoder option is never
     missed; :meth:`ScoreConfig.encoder_options` passes exactly those).
@@ -70,8 +70,8 @@ def encoder_key(name: str, options: Mapping[str, Any]) -> tuple[object, ...]:
         >>> encoder_key("hash", {}) == encoder_key("hash", {"dtype": "float32"})
         True
     """
+    from crystalbench._internal.paths import default_cache_dir
     from crystalbench.encoders import load_encoder
-    from crystalbench.paths import default_cache_dir
 
     bound = inspect.signature(load_encoder).bind(name, **options)
     bound.apply_defaults()
@@ -153,7 +153,8 @@ def start_encoder(args: Sequence[str]) -> tuple[tuple[object, ...], Any] | None:
 
 
 def taken_encoder(config: Any) -> Any:
-    """The encoder the entry point started for this :class:`~crystalbench.config.ScoreConfig`
+    """The encoder the entry point started for this
+    :class:`~crystalbench.config.scoring.ScoreConfig`
     (``None`` when it started none, or one for other values); taken once."""
     from crystalbench.encoders import early_encoder
 

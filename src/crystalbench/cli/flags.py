@@ -3,7 +3,7 @@
 A :class:`Flag` names a config field (dotted for a nested one: ``scoring.threshold``), its
 spellings and its help; :func:`crystalbench.cli.binding.configured` turns a command's flags
 into typer options whose defaults are the config's own, and builds the config from the
-ones the user gave (:func:`crystalbench.config_loader.build_config`). The declarations
+ones the user gave (:func:`crystalbench.config.loader.build_config`). The declarations
 import neither typer nor pydantic, so the ``crystal`` entry point can read a command line
 with them before anything heavy is imported (:func:`given_texts`).
 
@@ -179,7 +179,7 @@ def read_ids(value: str | None) -> list[str] | None:
         path = Path(value[1:]).expanduser()
         if not path.is_file():
             raise InputError("ids file not found", path=path, field="ids")
-        from crystalbench.io import read_text_file
+        from crystalbench._internal.io import read_text_file
 
         text = read_text_file(path, what="ids file")
         return [line.strip() for line in text.splitlines() if line.strip()] or None

@@ -273,7 +273,7 @@ def demo_server(
 ) -> None:
     """Serve scripted generators, a validator and model styles from the bundled sample
     (OpenAI-compatible, loopback only), to try `references build` and `infer` without a GPU."""
-    from crystalbench.references.demo_server import DemoServer, served_models
+    from crystalbench.demo.server import DemoServer, served_models
 
     server = DemoServer(port)
     console.print(f"demo server at {server.url} serving {', '.join(served_models())}")

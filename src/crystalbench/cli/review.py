@@ -19,8 +19,8 @@ from crystalbench.cli.apps import new_app
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import console, err_console, handle_errors
 from crystalbench.cli.flags import Flag
+from crystalbench.config.settings import REVIEW_DB_ENV
 from crystalbench.review.jobs import AddUserConfig, ExportConfig, ImportConfig, ReviewServeConfig
-from crystalbench.settings import REVIEW_DB_ENV
 
 review_app = new_app(
     help="The human review app: chain review and step-pair labelling, with several "

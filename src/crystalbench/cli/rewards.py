@@ -16,8 +16,8 @@ from crystalbench.cli.binding import configured
 from crystalbench.cli.common import err_console, handle_errors
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import ENCODER_FLAG, THRESHOLD_FLAG
+from crystalbench.config.settings import REWARD_SERVER_MAX_BODY_BYTES, REWARD_SERVER_TOKEN_ENV
 from crystalbench.rewards.server_config import RewardServerConfig
-from crystalbench.settings import REWARD_SERVER_MAX_BODY_BYTES, REWARD_SERVER_TOKEN_ENV
 
 _MIB = 1024 * 1024
 

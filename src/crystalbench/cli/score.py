@@ -1,8 +1,8 @@
 """``crystal score``: score saved predictions against a benchmark.
 
 The options are :data:`~crystalbench.cli.score_options.SCORE_FLAGS` (one
-:class:`~crystalbench.scoring_job.ScoreJob`); the work is
-:func:`crystalbench.scoring_job.score_job`; this module prints.
+:class:`~crystalbench.scoring.job.ScoreJob`); the work is
+:func:`crystalbench.scoring.job.score_job`; this module prints.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from crystalbench.cli.common import (
     progress_hook,
 )
 from crystalbench.cli.score_options import SCORE_CONFIG_AT, SCORE_FLAGS
-from crystalbench.scoring_job import ScoreJob
+from crystalbench.scoring.job import ScoreJob
 
 Out = Annotated[
     Path,
@@ -71,7 +71,7 @@ def score(
     A bad set fails alone: exit code 2 once the others are scored and written.
     """
     from crystalbench.cli.entry import taken_encoder
-    from crystalbench.scoring_job import score_job
+    from crystalbench.scoring.job import score_job
 
     if more:
         job = job.model_copy(update={"predictions": [*job.predictions, *more]})
@@ -107,7 +107,7 @@ def print_single(done: Any) -> None:
 
 def print_many(done: Any) -> None:
     """The leaderboard of several sets, then the sets that failed (on stderr)."""
-    from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE
+    from crystalbench.scoring.results import EXAMPLES_FILE, SUMMARY_FILE
 
     out = done.out
     if done.runs:

@@ -1,5 +1,5 @@
 """The options of ``crystal score``, declared once: each sets one field of
-:class:`~crystalbench.scoring_job.ScoreJob` (the scoring choices under ``scoring.``).
+:class:`~crystalbench.scoring.job.ScoreJob` (the scoring choices under ``scoring.``).
 
 This module imports neither typer nor pydantic: the ``crystal`` entry point reads the
 command line with :data:`SCORE_FLAGS` to start the encoder before typer is imported
@@ -13,7 +13,7 @@ from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, spl
 
 SCORE_CONFIG_AT = "scoring"
 """Where ``crystal score --config FILE`` puts the file's fields: ``ScoreJob.scoring`` (a
-file of :class:`~crystalbench.config.ScoreConfig` fields)."""
+file of :class:`~crystalbench.config.scoring.ScoreConfig` fields)."""
 
 GUARD_FLAG = Flag(
     "scoring.guard",

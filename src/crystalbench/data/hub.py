@@ -2,7 +2,7 @@
 
 The one module that opens them, for the benchmark loader (:mod:`crystalbench.data.loading`,
 ``--benchmark``) and for the source adapters of ``crystal data build``
-(:mod:`crystalbench.data.sources.reading`, ``--from``), so both accept the same layouts and
+(:mod:`crystalbench.sources.reading`, ``--from``), so both accept the same layouts and
 refuse them with the same messages:
 
 - **hub**: ``datasets.load_dataset(repo, config, split=..., revision=...)``; an unreachable or
@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.extras import require
 from crystalbench.errors import BenchmarkUnavailableError, InputError
-from crystalbench.extras import require
 
 __all__ = [
     "HUB_ID_PATTERN",
@@ -96,13 +96,13 @@ def load_hub(
     Raises:
         BenchmarkUnavailableError: No network, hub unreachable, or access not granted; the
             message explains how to pass a local copy instead. An unreachable hub is found
-            out in seconds (:func:`crystalbench.hub_access.hub_unreachable_reason`), before
+            out in seconds (:func:`crystalbench._internal.hub_probe.hub_unreachable_reason`), before
             ``datasets`` would spend minutes retrying; in offline mode (``HF_HUB_OFFLINE=1``)
             ``datasets`` is asked for the copy it cached.
     """
     import importlib.util
 
-    from crystalbench.hub_access import hub_unreachable_reason, offline_mode
+    from crystalbench._internal.hub_probe import hub_unreachable_reason, offline_mode
 
     if importlib.util.find_spec("datasets") is None:
         datasets_module(f"the hub dataset {hub_id}")  # raises, naming the extra
@@ -134,6 +134,16 @@ def load_hub(
         ) from exc
 
 
+# What the hub's libraries say when access is refused. Matched as words: a bare "401" would
+# also match an address (a loopback port such as 40123 once made a silent hub read as gated).
+_GATED = re.compile(
+    r"\bgated\b|\b40[13]\s+(?:client\s+error|unauthorized|forbidden)\b|\bunauthorized\b"
+    r"|\bforbidden\b|\baccess to (?:dataset|model|this resource)\b|\bis restricted\b"
+    r"|\bauthentication\b",
+    re.IGNORECASE,
+)
+
+
 def hub_unavailable(
     hub_id: str,
     split: str,
@@ -153,7 +163,7 @@ def hub_unavailable(
 HF_HUB_OFFLINE=1, or the hub is down). Details: OSError: offline"
     """
     text = f"{type(exc).__name__}: {exc}"
-    gated = any(word in text.lower() for word in ("gated", "401", "403", "access", "auth"))
+    gated = not isinstance(exc, ConnectionError) and _GATED.search(text) is not None
     reason = (
         "access is not granted (the dataset is gated: request access on its hub page, then "
         "`huggingface-cli login`)"

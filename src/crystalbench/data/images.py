@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench.errors import ImageError
-from crystalbench.io import positive_int_from_env
-from crystalbench.settings import (
+from crystalbench._internal.io import positive_int_from_env
+from crystalbench.config.settings import (
     IMAGE_MAX_PIXELS,
     IMAGE_MAX_PIXELS_ENV,
     IMAGE_MAX_SIDE,
     IMAGE_MAX_SIDE_ENV,
 )
+from crystalbench.errors import ImageError
 
 
 @dataclass(frozen=True)

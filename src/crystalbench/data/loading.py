@@ -38,6 +38,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from crystalbench._internal.io import InputLimits, read_jsonl
+from crystalbench._internal.paths import local_path
 from crystalbench.data.hub import (
     HUB_ID_PATTERN,
     datasets_module,
@@ -55,8 +57,6 @@ from crystalbench.data.images import (
     resolve_image_path,
 )
 from crystalbench.errors import ImageError, InputError
-from crystalbench.io import InputLimits, read_jsonl
-from crystalbench.paths import local_path
 from crystalbench.types import BenchmarkItem
 
 SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
@@ -156,7 +156,7 @@ class Benchmark:
 
         The image is decoded fully before it is handed out, so what a caller gets is a
         whole image within the pixel cap (``CRYSTALBENCH_IMAGE_MAX_PIXELS``, default
-        :data:`~crystalbench.settings.IMAGE_MAX_PIXELS`).
+        :data:`~crystalbench.config.settings.IMAGE_MAX_PIXELS`).
 
         Raises:
             ImageError: The file is outside the allowed folders, missing, not decodable,
@@ -227,7 +227,7 @@ def load_benchmark(
         image_root: A folder item images may also lie under, besides the benchmark file's
             own folder; images anywhere else are refused.
         limits: Size and nesting limits for JSONL files (default
-            :meth:`~crystalbench.io.InputLimits.from_env`).
+            :meth:`~crystalbench._internal.io.InputLimits.from_env`).
         require_references: Refuse items without ``reference_steps`` (scoring needs them).
             ``False`` also accepts an *item set* (``crystal data build`` output: a folder
             with ``items.jsonl``, or that file), whose references are not built yet; this is
@@ -237,8 +237,8 @@ def load_benchmark(
         InputError: A local file is malformed (names file, line and field), an item's
             image lies outside the allowed folders, (``require_references``) an item has
             no reference steps, or ``spec`` looks like a local path and does not exist
-            (:func:`crystalbench.paths.local_path`: "no such file or folder", before any hub
-            lookup).
+            (:func:`crystalbench._internal.paths.local_path`: "no such file or folder",
+            before any hub lookup).
         BenchmarkUnavailableError: The hub dataset cannot be reached or is gated.
 
     Examples:

@@ -23,6 +23,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from crystalbench.config.settings import ENCODER_BACKEND
 from crystalbench.encoders.auto import AutoEncoder, choose_backend, gpu_visible
 from crystalbench.encoders.base import Encoder, l2_normalise
 from crystalbench.encoders.cache import (
@@ -33,7 +34,6 @@ from crystalbench.encoders.cache import (
 )
 from crystalbench.encoders.hashing import HashEncoder, OneHotEncoder
 from crystalbench.encoders.loading import BACKENDS, check_backend, load_single_encoder
-from crystalbench.settings import ENCODER_BACKEND
 
 __all__ = [
     "BACKENDS",

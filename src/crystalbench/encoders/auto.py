@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from crystalbench._internal.extras import install_command
 from crystalbench.encoders.base import Encoder
 from crystalbench.errors import EncoderUnavailableError
-from crystalbench.extras import install_command
 
 LOG = logging.getLogger("crystalbench.encoders")
 

@@ -26,10 +26,10 @@ from typing import Protocol
 
 import numpy as np
 
+from crystalbench._internal.paths import default_cache_dir
+from crystalbench._internal.sqlite import enable_wal
+from crystalbench.config.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
 from crystalbench.encoders.base import Encoder
-from crystalbench.paths import default_cache_dir
-from crystalbench.settings import CACHE_COMMIT_SECONDS, ENCODE_CALL_TEXTS
-from crystalbench.sqlite_wal import enable_wal
 
 _SQL_CHUNK = 900  # stays below SQLite's smallest host-parameter limit
 _MMAP_BYTES = 1 << 30

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from crystalbench.config.settings import ENCODER_BACKENDS
 from crystalbench.encoders.auto import AutoEncoder, choose_backend
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.hashing import HashEncoder
-from crystalbench.settings import ENCODER_BACKENDS
 
 BACKENDS = ENCODER_BACKENDS
 """How sentence-transformers models run: automatic, PyTorch, ONNX Runtime fp32 or int8."""
@@ -48,9 +48,9 @@ def load_single_encoder(
                 f"the hash encoder has no {backend}/{dtype} variant; it only runs as is"
             )
         return HashEncoder()
+    from crystalbench._internal.paths import local_path
+    from crystalbench.config.settings import ENCODE_BATCH_SIZE
     from crystalbench.defaults import OFFLINE_ENCODER
-    from crystalbench.paths import local_path
-    from crystalbench.settings import ENCODE_BATCH_SIZE
 
     if name != OFFLINE_ENCODER:
         local_path(name, option="--encoder")  # a mistyped folder is not sent to the hub

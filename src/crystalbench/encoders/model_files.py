@@ -3,7 +3,8 @@
 The bundled offline MiniLM (:func:`offline_model_path`), models in the local Hugging Face
 cache read directly (:func:`local_model_folder`), and, for a model named by its hub id,
 :func:`hub_model_source`: when it is not on this machine and the hub cannot be reached
-(offline mode, or a probe that gets no answer within seconds: :mod:`crystalbench.hub_access`),
+(offline mode, or a probe that gets no answer within seconds:
+:mod:`crystalbench._internal.hub_probe`),
 the load fails at once with the offline choices instead of after minutes of
 ``huggingface_hub`` retries; when it is cached here and the hub cannot be reached, it loads
 from the cache folder without asking the hub. :func:`quiet_weight_loading` keeps
@@ -21,9 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.extras import install_command, require
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.errors import EncoderUnavailableError
-from crystalbench.extras import install_command, require
 
 __all__ = [
     "OFFLINE_HINT",
@@ -139,7 +140,7 @@ def hub_model_source(name: str) -> str:
         crystalbench.encoders.model_files.HubUnreachableError: encoder 'no-such/model-x' is not \
 on this machine and the model hub cannot be reached: offline mode is on (HF_HUB_OFFLINE=1). ...
     """
-    from crystalbench.hub_access import hub_unreachable_reason
+    from crystalbench._internal.hub_probe import hub_unreachable_reason
 
     reason = hub_unreachable_reason()
     if reason is None:

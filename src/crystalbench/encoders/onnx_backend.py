@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from crystalbench._internal.extras import require
+from crystalbench.config.settings import ENCODE_BATCH_SIZE
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.encoders.model_files import (
@@ -42,8 +44,6 @@ from crystalbench.encoders.model_files import (
     quiet_weight_loading,
 )
 from crystalbench.errors import EncoderUnavailableError
-from crystalbench.extras import require
-from crystalbench.settings import ENCODE_BATCH_SIZE
 
 EXPORT_RECIPE = 1
 """Version of the export recipe; bump it when the exported graph changes."""
@@ -344,7 +344,7 @@ class OnnxEncoder:
     @property
     def export_folder(self) -> Path:
         """Where this model's export is cached."""
-        from crystalbench.paths import default_cache_dir
+        from crystalbench._internal.paths import default_cache_dir
 
         base = self.cache_dir if self.cache_dir is not None else default_cache_dir()
         name = f"{_slug(self.label)}-{self.fingerprint}-v{EXPORT_RECIPE}"

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from crystalbench.config.settings import ENCODE_BATCH_SIZE, ENCODER_BACKEND, GPU_ENCODE_BATCH_SIZE
 from crystalbench.encoders.base import Encoder
-from crystalbench.settings import ENCODE_BATCH_SIZE, ENCODER_BACKEND, GPU_ENCODE_BATCH_SIZE
 
 
 @dataclass(frozen=True)

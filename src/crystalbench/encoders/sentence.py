@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from crystalbench._internal.extras import require
+from crystalbench.config.settings import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.encoders.model_files import (
@@ -25,8 +27,6 @@ from crystalbench.encoders.model_files import (
     quiet_weight_loading,
 )
 from crystalbench.errors import EncoderUnavailableError
-from crystalbench.extras import require
-from crystalbench.settings import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE
 
 __all__ = [
     "OFFLINE_HINT",
@@ -188,7 +188,7 @@ class SentenceTransformerEncoder:
             with quiet_weight_loading():
                 model = SentenceTransformer(target, device=device)
         except Exception as exc:  # hub errors come in many classes (OSError, HTTP, gated)
-            from crystalbench.hub_access import offline_mode
+            from crystalbench._internal.hub_probe import offline_mode
 
             offline = offline_mode()
             raise EncoderUnavailableError(

@@ -3,8 +3,9 @@
 :class:`InferenceConfig` holds every choice of a run (the model and where it is served,
 which items, the prompt and sampling settings, deadlines and retries, the local
 backends' knobs, how the output file is written). Its defaults come from
-:mod:`crystalbench.defaults`. It loads from YAML like :class:`~crystalbench.config.ScoreConfig`
-(``crystalbench.config.load_config(path, InferenceConfig)``), command-line flags
+:mod:`crystalbench.defaults`. It loads from YAML like
+:class:`~crystalbench.config.scoring.ScoreConfig`
+(``crystalbench.config.scoring.load_config(path, InferenceConfig)``), command-line flags
 override what the file says, and it is written into the run's summary
 (``inference.json``), so a run can be repeated from its own results.
 
@@ -28,13 +29,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crystalbench.config import ScoreConfig, load_config_with_overrides
-from crystalbench.data.loading import HUB_DATASET
-from crystalbench.errors import UnknownNameError
-from crystalbench.inference.backends import BACKENDS
-from crystalbench.inference.records import GenerationSettings
-from crystalbench.inference.retry import RetryPolicy
-from crystalbench.settings import (
+from crystalbench.config.scoring import ScoreConfig, load_config_with_overrides
+from crystalbench.config.settings import (
     IMAGE_MAX_SIDE_ENV,
     INFER_ABORT_AFTER,
     INFER_API_KEY_ENV,
@@ -44,6 +40,11 @@ from crystalbench.settings import (
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
 )
+from crystalbench.data.loading import HUB_DATASET
+from crystalbench.errors import UnknownNameError
+from crystalbench.inference.backends import BACKENDS
+from crystalbench.inference.records import GenerationSettings
+from crystalbench.inference.retry import RetryPolicy
 
 
 class InferenceConfig(BaseModel):
@@ -84,7 +85,7 @@ class InferenceConfig(BaseModel):
     max_image_side: int | None = Field(None, ge=28)
     """Longest image side ever sent: larger images are downscaled (aspect kept) before the
     first request. ``None``: ``$CRYSTALBENCH_IMAGE_MAX_SIDE``, else
-    :data:`~crystalbench.settings.IMAGE_MAX_SIDE` (2048)."""
+    :data:`~crystalbench.config.settings.IMAGE_MAX_SIDE` (2048)."""
 
     # --- HTTP endpoints (backend ``openai``) -------------------------------------------------
     base_urls: list[str] = Field(default_factory=list)

@@ -7,7 +7,7 @@ rejects it as too large), never once per attempt.
 Before anything is sent the image is decoded fully (a truncated file is an error, never a
 partial image) and checked against the pixel cap (a decompression bomb is refused from its
 header, undecoded); an image whose longer side exceeds ``max_side``
-(:data:`~crystalbench.settings.IMAGE_MAX_SIDE`, or ``CRYSTALBENCH_IMAGE_MAX_SIDE``) is
+(:data:`~crystalbench.config.settings.IMAGE_MAX_SIDE`, or ``CRYSTALBENCH_IMAGE_MAX_SIDE``) is
 downscaled before the first request.
 """
 
@@ -60,10 +60,10 @@ class PreparedImage:
             converted to PNG once).
         max_side: Longest side ever sent: larger images are downscaled (aspect kept) even
             when no smaller side is asked for. ``None``: ``CRYSTALBENCH_IMAGE_MAX_SIDE``,
-            else :data:`~crystalbench.settings.IMAGE_MAX_SIDE` (2048).
+            else :data:`~crystalbench.config.settings.IMAGE_MAX_SIDE` (2048).
         max_pixels: Pixel cap; a larger image is refused undecoded. ``None``:
             ``CRYSTALBENCH_IMAGE_MAX_PIXELS``, else
-            :data:`~crystalbench.settings.IMAGE_MAX_PIXELS`.
+            :data:`~crystalbench.config.settings.IMAGE_MAX_PIXELS`.
 
     Raises:
         ImageError: (a ``ValueError``) The bytes are not an image Pillow can decode in

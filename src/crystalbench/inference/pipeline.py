@@ -5,7 +5,7 @@ and report (``crystal run``).
   :func:`~crystalbench.inference.infer`, recording the configuration in the summary
   (and in a manifest file when asked);
 - :func:`run_benchmark` does that into a results folder, then scores the selected items
-  (:func:`crystalbench.scoring.evaluate`) and writes the HTML report
+  (:func:`crystalbench.scoring.evaluation.evaluate`) and writes the HTML report
   (:func:`crystalbench.report.build_report`).
 
 The CLI commands only turn flags into an :class:`InferenceConfig` and print what these
@@ -19,18 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from crystalbench._internal.io import atomic_write_json
+from crystalbench._internal.openai_client import api_key_from_env
 from crystalbench.data.loading import Benchmark, load_benchmark
 from crystalbench.inference.backends import AsyncBackend, BatchBackend, build_backend
 from crystalbench.inference.config import InferenceConfig, RunConfig
 from crystalbench.inference.prompts import load_prompt
 from crystalbench.inference.runner import infer
 from crystalbench.inference.summary import InferenceSummary, ProgressReporter
-from crystalbench.io import atomic_write_json
-from crystalbench.openai_client import api_key_from_env
 
 if TYPE_CHECKING:
-    from crystalbench.config import ScoreConfig
-    from crystalbench.scoring import RunResult
+    from crystalbench.config.scoring import ScoreConfig
+    from crystalbench.scoring.evaluation import RunResult
 
 PREDICTIONS_FILE = "predictions.jsonl"
 """The inference output inside a :func:`run_benchmark` folder."""
@@ -280,8 +280,8 @@ def score_selected(
     Records of other items in the file (from an earlier, larger selection) are left out,
     so the scores describe exactly ``selected``.
     """
-    from crystalbench.predictions import PredictionSet, load_predictions
-    from crystalbench.scoring import evaluate
+    from crystalbench.data.predictions import PredictionSet, load_predictions
+    from crystalbench.scoring.evaluation import evaluate
 
     loaded = load_predictions(predictions_path)
     wanted = set(selected.ids)

@@ -32,9 +32,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
+from crystalbench._internal.io import AppendLog, AtomicJsonlWriter, MalformedJsonError, read_jsonl
+from crystalbench.config.settings import INFER_MAX_TOKENS, INFER_TEMPERATURE
 from crystalbench.errors import InputError
-from crystalbench.io import AppendLog, AtomicJsonlWriter, MalformedJsonError, read_jsonl
-from crystalbench.settings import INFER_MAX_TOKENS, INFER_TEMPERATURE
 from crystalbench.types import ParseStatus, Record
 
 RECORD_SCHEMA = "infer-1"

@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     INFER_BACKOFF_BASE,
     INFER_BACKOFF_MAX,
     INFER_MAX_ATTEMPTS,

@@ -27,6 +27,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from crystalbench.config.settings import INFER_ABORT_AFTER
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import InputError
 from crystalbench.inference.backends.base import AsyncBackend, BatchBackend
@@ -42,7 +43,6 @@ from crystalbench.inference.summary import (
     RunStats,
     summarize,
 )
-from crystalbench.settings import INFER_ABORT_AFTER
 
 DEFAULT_ABORT_AFTER = INFER_ABORT_AFTER
 """Stop when this many items failed and none succeeded (a misconfigured run)."""

@@ -1,12 +1,12 @@
 """crystalbench with other harnesses: reading their outputs, and a CRYSTAL task for lmms-eval.
 
-- :mod:`crystalbench.integrations.outputs`: lmms-eval ``--log_samples`` JSONL and VLMEvalKit
-  prediction files as :class:`~crystalbench.predictions.PredictionSet` objects.
+- :mod:`crystalbench.data.harnesses`: lmms-eval ``--log_samples`` JSONL and VLMEvalKit
+  prediction files as :class:`~crystalbench.data.predictions.PredictionSet` objects.
 """
 
 from __future__ import annotations
 
-from crystalbench.integrations.outputs import (
+from crystalbench.data.harnesses import (
     PREDICTION_FORMATS,
     detect_format,
     load_predictions_as,

@@ -1,7 +1,7 @@
 """LLM judge over any OpenAI-compatible chat endpoint, with an on-disk verdict cache.
 
 The official ``openai`` client talks to the endpoint (OpenAI, vLLM, SGLang, Ollama, a local
-test server); :mod:`crystalbench.openai_client` builds it and reads the key. Requests use
+test server); :mod:`crystalbench._internal.openai_client` builds it and reads the key. Requests use
 temperature 0 and the versioned prompt in ``crystalbench/prompts/judge_v1.txt``; the reply is
 parsed by :func:`crystalbench.judges.base.parse_judge_reply`. Decided verdicts are cached in a
 SQLite file keyed by (model, base URL, prompt hash, question, gold, predicted), so re-scoring
@@ -22,7 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench.extras import require
+from crystalbench._internal.extras import require
+from crystalbench._internal.openai_client import api_key_from_env, openai_client
+from crystalbench._internal.paths import default_cache_dir
+from crystalbench._internal.sqlite import enable_wal
+from crystalbench.config.settings import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT, OPENAI_API_KEY_ENV
 from crystalbench.judges.base import (
     JudgeIdentity,
     JudgeRequest,
@@ -30,10 +34,6 @@ from crystalbench.judges.base import (
     load_prompt,
     parse_judge_reply,
 )
-from crystalbench.openai_client import api_key_from_env, openai_client
-from crystalbench.paths import default_cache_dir
-from crystalbench.settings import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT, OPENAI_API_KEY_ENV
-from crystalbench.sqlite_wal import enable_wal
 
 __all__ = ["JudgeStats", "OpenAIJudge", "VerdictCache"]
 
@@ -164,12 +164,12 @@ class OpenAIChatJudge:
 
     @staticmethod
     def config_options(config: Any) -> dict[str, Any]:
-        """Key, timeout and concurrency from a :class:`crystalbench.config.JudgeConfig`
+        """Key, timeout and concurrency from a :class:`crystalbench.config.scoring.JudgeConfig`
         (or anything shaped like it).
 
         Raises:
             InputError: ``api_key_env`` names a variable other than ``OPENAI_API_KEY`` that
-                is not set (:func:`crystalbench.openai_client.api_key_from_env`).
+                is not set (:func:`crystalbench._internal.openai_client.api_key_from_env`).
         """
         model = getattr(config, "model", "")
         return {
@@ -282,7 +282,8 @@ class OpenAIJudge(OpenAIChatJudge):
 
     @classmethod
     def from_config(cls, config: Any, *, cache_dir: str | Path | None = None) -> OpenAIJudge:
-        """Build from a :class:`crystalbench.config.JudgeConfig` (or anything shaped like it).
+        """Build from a :class:`crystalbench.config.scoring.JudgeConfig` (or anything shaped like
+        it).
 
         Reads ``url``, ``model``, ``api_key_env``, ``timeout`` and ``concurrency``.
 

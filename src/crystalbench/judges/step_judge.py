@@ -6,7 +6,7 @@ step, which of the item's predicted steps state the same thing; every pair it na
 candidate. The candidates are then matched **one-to-one exactly as the paper matches**: sorted
 by cosine, highest first (ties to the lower indices), each accepted when neither step is
 matched yet (:func:`judged_similarity` turns the verdicts into a similarity matrix whose
-only finite entries are the judge's pairs, for :func:`crystalbench.matching.chain_fields`).
+only finite entries are the judge's pairs, for :func:`crystalbench.scoring.matching.chain_fields`).
 
 Requests use temperature 0 and the versioned prompt ``crystalbench/prompts/step_match_v1.txt``,
 whose SHA-256 is recorded with the model and URL in every results file. Decided verdicts are
@@ -32,11 +32,11 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from crystalbench.config.settings import STEP_JUDGE_MAX_TOKENS
 from crystalbench.defaults import STEP_JUDGE_PROMPT
 from crystalbench.errors import UnknownNameError
 from crystalbench.judges.base import JudgeIdentity, JudgeVerdict
 from crystalbench.judges.openai_judge import OpenAIChatJudge, VerdictCache
-from crystalbench.settings import STEP_JUDGE_MAX_TOKENS
 from crystalbench.types import Record
 
 __all__ = [
@@ -220,7 +220,7 @@ def judged_similarity(
 ) -> np.ndarray:
     """The cosine matrix with every pair the judge did not name set to NaN.
 
-    Matched with ``tau = -inf`` by :func:`crystalbench.matching.greedy_pairs`, the finite
+    Matched with ``tau = -inf`` by :func:`crystalbench.scoring.matching.greedy_pairs`, the finite
     entries (the judge's candidates, one column per reference step) are accepted
     one-to-one in cosine order, as the paper's greedy matching does; NaN never passes.
 
@@ -308,7 +308,7 @@ class OpenAIStepJudge(OpenAIChatJudge):
     def from_config(
         cls, config: Any, *, cache_dir: str | Path | None = None, use_cache: bool = True
     ) -> OpenAIStepJudge:
-        """Build from a :class:`crystalbench.config.JudgeConfig` (url, model, key, timeout,
+        """Build from a :class:`crystalbench.config.scoring.JudgeConfig` (url, model, key, timeout,
         concurrency)."""
         return cls(
             config.url,
@@ -389,7 +389,7 @@ class OpenAIStepJudge(OpenAIChatJudge):
 
 class JudgeMatcher:
     """The judge matcher as a candidate filter of the scoring engine
-    (:class:`crystalbench.engine.CandidateFilter`), used when ``config.matcher == "judge"``.
+    (:class:`crystalbench.scoring.CandidateFilter`), used when ``config.matcher == "judge"``.
 
     Per chunk of items, :meth:`prepare` asks the judge about every reference step of every
     chain each item is scored against, for the items with predicted steps (all requests of
@@ -414,7 +414,7 @@ class JudgeMatcher:
 
     @classmethod
     def from_config(cls, config: Any, judge: StepJudge | None = None) -> JudgeMatcher:
-        """The judge matcher of a :class:`~crystalbench.config.ScoreConfig` (``judge``
+        """The judge matcher of a :class:`~crystalbench.config.scoring.ScoreConfig` (``judge``
         instead of building :class:`OpenAIStepJudge` from ``config.matcher_judge``)."""
         if judge is None:
             judge = OpenAIStepJudge.from_config(
@@ -435,7 +435,7 @@ class JudgeMatcher:
         """The distinct questions a chunk asks: each reference step of each chain an item is
         scored against, with the item's predicted chain (items without steps ask nothing).
 
-        ``batch`` holds :class:`~crystalbench.engine.PreparedItem` records (their
+        ``batch`` holds :class:`~crystalbench.scoring.PreparedItem` records (their
         ``pred_steps`` and ``chains``, whose ``steps`` are non-blank).
         """
         return list(
@@ -466,7 +466,7 @@ class JudgeMatcher:
         context: Any = None,
     ) -> np.ndarray:
         """The item's cosine matrix masked to the judge's pairs (:func:`judged_similarity`;
-        ``context``, the item's :class:`~crystalbench.engine.ChainContext`, is not needed)."""
+        ``context``, the item's :class:`~crystalbench.scoring.ChainContext`, is not needed)."""
         chain = tuple(pred_steps)
         found = [self._verdicts.get(StepMatchRequest(ref, chain)) for ref in ref_steps]
         return judged_similarity(similarity, found)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import atomic_write_json, read_text_file
 from crystalbench.data.loading import Benchmark, load_benchmark
 from crystalbench.errors import InputError
-from crystalbench.io import atomic_write_json, read_text_file
 from crystalbench.references.config import ReferencesConfig
 from crystalbench.references.engine import Engine, LocalEngine, check_endpoint_urls
 from crystalbench.references.pipeline import CONFIG_FILE, Builder, BuildResult, Events, Journals
@@ -251,7 +251,7 @@ def read_ids_file(path: str | Path) -> list[str]:
         raise InputError("the ids file holds no ids", path=path)
     ids: list[str] = []
     if lines[0][1].startswith("{"):
-        from crystalbench.io import read_jsonl
+        from crystalbench._internal.io import read_jsonl
 
         for number, row in read_jsonl(path):
             value = row.get("id", row.get("item_id"))

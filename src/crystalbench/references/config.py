@@ -32,11 +32,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from crystalbench.config import load_config_with_overrides
-from crystalbench.errors import InputError
-from crystalbench.inference.records import GenerationSettings
-from crystalbench.inference.retry import RetryPolicy
-from crystalbench.settings import (
+from crystalbench.config.scoring import load_config_with_overrides
+from crystalbench.config.settings import (
     CACHE_DIR_ENV,
     INFER_API_KEY_ENV,
     INFER_MAX_ATTEMPTS,
@@ -65,6 +62,9 @@ from crystalbench.settings import (
     REFERENCES_VALIDATOR_MAX_TOKENS,
     REFERENCES_VALIDATOR_TEMPERATURE,
 )
+from crystalbench.errors import InputError
+from crystalbench.inference.records import GenerationSettings
+from crystalbench.inference.retry import RetryPolicy
 
 ENGINES = ("local", "ray")
 """``--engine`` values."""

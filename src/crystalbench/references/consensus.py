@@ -16,7 +16,7 @@ only asked to embed). The rule, step by step:
    together even when A and C are far apart.
 4. **Medoid.** Each cluster is represented by the member with the smallest mean
    dissimilarity ``1 - cos`` to the other members (a singleton is its own medoid). Scores
-   within :data:`~crystalbench.settings.REFERENCES_TIE_TOLERANCE` of the best are ties,
+   within :data:`~crystalbench.config.settings.REFERENCES_TIE_TOLERANCE` of the best are ties,
    broken by the lowest canonical index.
 5. **Support** of a cluster: the number of distinct candidate chains with a member in it,
    and which models those chains came from. With ``min_support > 1`` clusters with less
@@ -46,6 +46,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from crystalbench.config.settings import (
+    REFERENCES_MIN_SUPPORT,
+    REFERENCES_THETA,
+    REFERENCES_TIE_TOLERANCE,
+)
 from crystalbench.references.ordering import (
     id_sequence,
     levenshtein,
@@ -53,7 +58,6 @@ from crystalbench.references.ordering import (
     position_order,
     stabilised_order,
 )
-from crystalbench.settings import REFERENCES_MIN_SUPPORT, REFERENCES_THETA, REFERENCES_TIE_TOLERANCE
 from crystalbench.types import Record
 
 

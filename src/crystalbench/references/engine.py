@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from crystalbench._internal.openai_client import api_key_from_env
 from crystalbench.errors import InputError
 from crystalbench.inference.backends.base import (
     AsyncBackend,
@@ -38,7 +39,6 @@ from crystalbench.inference.backends.base import (
 from crystalbench.inference.images import PreparedImage
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.inference.retry import RetryPolicy
-from crystalbench.openai_client import api_key_from_env
 from crystalbench.references.config import ModelEndpoint, ReferencesConfig
 
 

@@ -148,7 +148,7 @@ class ReferencesRegenerate(_Endpoints):
 
 
 def _validated(data: dict[str, Any]) -> ReferencesConfig:
-    from crystalbench.config_loader import build_config
+    from crystalbench.config.loader import build_config
 
     return build_config(ReferencesConfig, base=data, environ={})
 
@@ -179,7 +179,7 @@ def regenerate_from_job(
         InputError: ``out`` is not a build, an id is not one of its items, or a change is
             invalid.
     """
-    from crystalbench.io import read_text_file
+    from crystalbench._internal.io import read_text_file
     from crystalbench.references.build import regenerate_references
     from crystalbench.references.pipeline import CONFIG_FILE
 

@@ -26,9 +26,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crystalbench._internal.io import AtomicJsonlWriter, atomic_write_json
 from crystalbench._version import __version__
-from crystalbench.data.sources.itemset import image_extension, safe_name
-from crystalbench.io import AtomicJsonlWriter, atomic_write_json
 from crystalbench.precedence import Precedence
 from crystalbench.references.alternatives import pick_alternatives
 from crystalbench.references.precedence import (
@@ -37,6 +36,7 @@ from crystalbench.references.precedence import (
     infer_precedence,
     step_sequences,
 )
+from crystalbench.sources.itemset import image_extension, safe_name
 from crystalbench.types import BenchmarkItem
 
 if TYPE_CHECKING:
@@ -351,9 +351,9 @@ def item_views(builder: Builder, plans: dict[str, ItemPlan]) -> list[dict[str, A
     """Per-item detail for the report: candidates, clusters and chain of the last round.
 
     Rejected and regenerated items come first; at most
-    :data:`~crystalbench.settings.REFERENCES_REPORT_MAX_ITEMS` items.
+    :data:`~crystalbench.config.settings.REFERENCES_REPORT_MAX_ITEMS` items.
     """
-    from crystalbench.settings import REFERENCES_REPORT_MAX_ITEMS
+    from crystalbench.config.settings import REFERENCES_REPORT_MAX_ITEMS
 
     by_item: dict[str, list[Any]] = defaultdict(list)
     for record in builder.journals.candidates.records.values():

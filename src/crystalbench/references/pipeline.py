@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crystalbench.config.settings import REFERENCES_CONSENSUS_CHUNK
 from crystalbench.data.loading import Benchmark
 from crystalbench.references.config import ReferencesConfig
 from crystalbench.references.consensus import CandidateChain, ConsensusChain
@@ -56,7 +57,6 @@ from crystalbench.references.records import (
     verdict_key,
 )
 from crystalbench.references.validator import chain_hash, parse_verdict
-from crystalbench.settings import REFERENCES_CONSENSUS_CHUNK
 from crystalbench.types import BenchmarkItem
 
 CANDIDATES_FILE = "candidates.jsonl"

@@ -2,7 +2,7 @@
 
 Several generators write the same solution; where they state two steps in either order, the
 steps are interchangeable, and a model should not lose order credit for swapping them
-(``crystal references build --precedence``; the metrics are in :mod:`crystalbench.order`).
+(``crystal references build --precedence``; the metrics are in :mod:`crystalbench.scoring.order`).
 Pure functions of plain data (no I/O, no models). The rule:
 
 1. **Sequences.** Each candidate chain is read as the consensus steps its own steps fell
@@ -49,9 +49,12 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
+from crystalbench.config.settings import (
+    REFERENCES_PRECEDENCE_MIN_CHAINS,
+    REFERENCES_PRECEDENCE_SHARE,
+)
 from crystalbench.precedence import set_bits, transitive_reduction
 from crystalbench.references.consensus import ConsensusChain
-from crystalbench.settings import REFERENCES_PRECEDENCE_MIN_CHAINS, REFERENCES_PRECEDENCE_SHARE
 from crystalbench.types import Record
 
 __all__ = ["InferredPrecedence", "PrecedenceVotes", "infer_precedence", "step_sequences"]

@@ -45,8 +45,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.extras import require
 from crystalbench.errors import InputError
-from crystalbench.extras import require
 from crystalbench.inference.backends.base import InferenceAbortedError
 from crystalbench.inference.images import PreparedImage
 from crystalbench.inference.records import GenerationSettings

@@ -27,9 +27,9 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
+from crystalbench._internal.io import AppendLog, MalformedJsonError, read_jsonl
 from crystalbench.errors import InputError
 from crystalbench.inference.records import ResultsFile, TornLine, utc_now
-from crystalbench.io import AppendLog, MalformedJsonError, read_jsonl
 from crystalbench.references.consensus import ConsensusChain
 from crystalbench.types import Record
 

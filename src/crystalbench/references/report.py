@@ -17,8 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import atomic_write_text
 from crystalbench._version import __version__
-from crystalbench.io import atomic_write_text
 
 _CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
 

@@ -2,7 +2,7 @@
 
 The per-item numbers come from ``examples.jsonl`` and ``summary.json`` as scoring wrote
 them (:mod:`~crystalbench.report.loading`); what each metric is, from
-:mod:`crystalbench.metrics`; the statistics from :mod:`crystalbench.stats`, through
+:mod:`crystalbench.metrics`; the statistics from :mod:`crystalbench.statistics.intervals`, through
 :mod:`~crystalbench.report.analysis` for the report's breakdowns and plots. The renderers
 compute nothing new.
 

@@ -3,7 +3,8 @@
 Breakdowns by source and difficulty (macro means with bootstrap intervals and the item
 counts), the failure lists, the answer-against-reasoning quadrants, and the distributions
 the plots draw (Match F1 by reference length, LIS ratios, steps per item). Everything here
-is computed from the per-item records of loaded runs, through :mod:`crystalbench.stats`;
+is computed from the per-item records of loaded runs, through
+:mod:`crystalbench.statistics.intervals`;
 :mod:`crystalbench.report.html` only renders the results.
 """
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from crystalbench.metrics import LEADERBOARD_KEYS
 from crystalbench.report.loading import RunData
-from crystalbench.stats import (
+from crystalbench.statistics.intervals import (
     Bin,
     Interval,
     binned_means,

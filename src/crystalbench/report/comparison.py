@@ -1,7 +1,8 @@
 """Paired comparison of two results folders on the same items (``crystal compare``).
 
 Items are matched by id. Runs on different item sets are intersected with a loud
-warning giving the counts; the statistics come from :func:`crystalbench.stats.compare_paired`
+warning giving the counts; the statistics come from
+:func:`crystalbench.statistics.intervals.compare_paired`
 (paired bootstrap interval and p-value, sign-flip permutation p-value), overall and per
 source dataset.
 """
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 
 from crystalbench.errors import InputError
 from crystalbench.report.loading import RunData, align_runs, warn
-from crystalbench.stats import (
+from crystalbench.statistics.intervals import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,

@@ -28,10 +28,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import atomic_write_text
 from crystalbench._version import __version__
 from crystalbench.defaults import ENCODER
 from crystalbench.errors import InputError, UnknownNameError
-from crystalbench.io import atomic_write_text
 from crystalbench.metrics import (
     COUNTS,
     LEADERBOARD,
@@ -63,7 +63,7 @@ from crystalbench.report.comparison import (
 )
 from crystalbench.report.leaderboard import LeaderboardRow, leaderboard_rows
 from crystalbench.report.loading import ReportWarning, RunData, load_runs, warn
-from crystalbench.stats import (
+from crystalbench.statistics.intervals import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,

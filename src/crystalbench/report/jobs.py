@@ -3,16 +3,16 @@ and one library function each.
 
 Each command's options are one config (:class:`ReportConfig`, :class:`LeaderboardConfig`,
 :class:`CompareConfig`; the resampling options they share in :class:`Resampling`), loadable
-from a YAML/TOML file like every config (:func:`crystalbench.config_loader.build_config`).
+from a YAML/TOML file like every config (:func:`crystalbench.config.loader.build_config`).
 :func:`write_report`, :func:`write_leaderboard` and :func:`compare_results` load the
 results folders the config names, compute, write, and return what the command prints.
 
 Examples:
     >>> import tempfile
     >>> from crystalbench.data import SAMPLE_DIR, load_benchmark
-    >>> from crystalbench.config import ScoreConfig
-    >>> from crystalbench.predictions import load_predictions
-    >>> from crystalbench.scoring import evaluate
+    >>> from crystalbench.config.scoring import ScoreConfig
+    >>> from crystalbench.data.predictions import load_predictions
+    >>> from crystalbench.scoring.evaluation import evaluate
     >>> folder = Path(tempfile.mkdtemp())
     >>> for name in ("terse-precise", "verbose-recall"):
     ...     _ = evaluate(load_benchmark("sample"),
@@ -37,7 +37,7 @@ from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.report.analysis import SOUND_REASONING_F1, WEAK_REASONING_F1
 from crystalbench.report.html import IMAGE_MAX_SIDE
 from crystalbench.report.leaderboard import FORMATS, METRIC_KEYS
-from crystalbench.stats import (
+from crystalbench.statistics.intervals import (
     DEFAULT_CONFIDENCE,
     DEFAULT_PERMUTATIONS,
     DEFAULT_RESAMPLES,
@@ -216,7 +216,7 @@ def write_leaderboard(
     Raises:
         InputError: No results folder among ``config.results``, or a broken one.
     """
-    from crystalbench.io import atomic_write_text
+    from crystalbench._internal.io import atomic_write_text
     from crystalbench.report.leaderboard import leaderboard_rows, render
 
     runs, skipped = _load(config)
@@ -241,7 +241,7 @@ def compare_results(config: CompareConfig, out: str | Path | None = None) -> Run
         InputError: A path that is not a results folder, or (``same_items``) runs that
             hold different items.
     """
-    from crystalbench.io import atomic_write_json
+    from crystalbench._internal.io import atomic_write_json
     from crystalbench.report.comparison import compare_runs
 
     runs, _ = _load(config, all_needed=True)

@@ -12,7 +12,7 @@ import csv
 import io
 from collections.abc import Sequence
 
-from crystalbench.compat.answers import BLANK_RULE
+from crystalbench.answers.compat import BLANK_RULE
 from crystalbench.errors import UnknownNameError
 from crystalbench.metrics import (
     COUNTS,
@@ -24,9 +24,9 @@ from crystalbench.metrics import (
     Metric,
     format_value,
 )
-from crystalbench.pairs import summarize_pairs
 from crystalbench.report.loading import RunData
-from crystalbench.stats import (
+from crystalbench.scoring.mmvp import summarize_pairs
+from crystalbench.statistics.intervals import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -182,7 +182,7 @@ def render_markdown(
     """A GitHub-flavoured Markdown table (best value per column in bold).
 
     Examples:
-        >>> from crystalbench.stats import Interval
+        >>> from crystalbench.statistics.intervals import Interval
         >>> ci = {k: Interval(estimate=0.5, low=0.4, high=0.6) for k in METRIC_KEYS}
         >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=3, n_scored=2,
         ...                      n_no_steps=1, n_missing=0, n_parse_failed=0, n_judge_unscored=0)
@@ -245,7 +245,7 @@ def guard_note(rows: Sequence[LeaderboardRow]) -> str | None:
     different guards are not comparable; ``None`` when no run used one.
 
     Examples:
-        >>> from crystalbench.stats import Interval
+        >>> from crystalbench.statistics.intervals import Interval
         >>> ci = {k: Interval(estimate=0.5, low=0.4, high=0.6) for k in METRIC_KEYS}
         >>> rows = [LeaderboardRow(name=n, results_dir="r", metrics=ci, n_items=3, n_scored=3,
         ...     n_missing=0, n_parse_failed=0, n_judge_unscored=0, guard=g)
@@ -303,7 +303,7 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
     Accuracy is a fraction in [0, 1] here (not percent), so the file feeds other tools as is.
 
     Examples:
-        >>> from crystalbench.stats import Interval
+        >>> from crystalbench.statistics.intervals import Interval
         >>> ci = {k: Interval(estimate=0.25, low=0.0, high=0.5) for k in METRIC_KEYS}
         >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=4, n_scored=4,
         ...                      n_no_steps=0, n_missing=0, n_parse_failed=0, n_judge_unscored=0)

@@ -3,7 +3,7 @@
 A results folder is what ``crystal score`` (and ``crystal run`` / ``crystal demo``) write:
 one :class:`~crystalbench.types.ItemResult` per line of ``examples.jsonl`` and one
 :class:`~crystalbench.types.RunSummary` in ``summary.json``, written as a pair (see
-:mod:`crystalbench.results`: the loader reads the examples that belong to the summary).
+:mod:`crystalbench.scoring.results`: the loader reads the examples that belong to the summary).
 Malformed files raise :class:`~crystalbench.errors.InputError` naming the file, line and
 field; softer problems (a summary that disagrees with its items, another schema version,
 examples edited since they were written) become warnings.
@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from crystalbench._internal.io import read_json_file, read_jsonl
+from crystalbench.config.settings import SCHEMA_VERSION
 from crystalbench.errors import InputError
-from crystalbench.io import read_json_file, read_jsonl
 from crystalbench.metrics import METRICS
 from crystalbench.metrics import metric as metric_by_key
-from crystalbench.results import EXAMPLES_FILE, SUMMARY_FILE, examples_for
-from crystalbench.settings import SCHEMA_VERSION
+from crystalbench.scoring.results import EXAMPLES_FILE, SUMMARY_FILE, examples_for
 from crystalbench.types import ItemResult, MetricSummary, RunSummary
 
 MANIFEST_FILES = ("run.json", "manifest.json", "infer.json", "inference.json", "metadata.json")
@@ -316,7 +316,8 @@ def _check_consistency(run: RunData) -> None:
 
 
 def _read_pair(folder: Path) -> tuple[RunSummary, list[ItemResult]]:
-    """The summary and the examples that belong to it (:func:`crystalbench.results.examples_for`).
+    """The summary and the examples that belong to it
+    (:func:`crystalbench.scoring.results.examples_for`).
 
     A run that commits while the folder is being read changes the summary under the
     reader: the pair is then read again, once.

@@ -16,7 +16,8 @@ Modules: :mod:`~crystalbench.review.db` (opening, migrations), ``models`` (table
 The app is used through ``crystal review ...``; no Python name of this package is public.
 
 Importing a module of this package that needs the ``review`` extra first checks that it is
-installed (:mod:`~crystalbench.review._extra`; :class:`~crystalbench.extras.MissingExtraError`
+installed (:mod:`~crystalbench.review._extra`;
+:class:`~crystalbench._internal.extras.MissingExtraError`
 otherwise, naming it), so every command of ``crystal review`` says what to install before it
 does anything. The package itself, :mod:`~crystalbench.review.jobs` (the commands' configs)
 and :mod:`~crystalbench.review.settings` import without the extra: ``crystal review --help``

@@ -4,13 +4,15 @@ What is computed (the admin page and the exports use these, nothing else):
 
 - **Current labels.** Each annotator's latest annotation of a task (revisions supersede).
 - **Decision** per task: :func:`crystalbench.review.labels.final_decision`.
-- **Agreement between annotators**: :func:`crystalbench.agreement.rater_agreement`, the one
+- **Agreement between annotators**: :func:`crystalbench.statistics.agreement.rater_agreement`, the
+  one
   computation ``crystal validate agreement`` also reports as its human ceiling, so both show
   the same numbers for the same labels: percent agreement, Cohen's kappa of every pair of
   annotators (the headline figure when exactly two annotators labelled) and their mean
   (Light's kappa), nominal Krippendorff's alpha with a bootstrap interval. ``unsure`` is an
   abstention, a missing value, in all of them (counted and shown, see
-  :mod:`crystalbench.agreement` for why); the adjudication queue still sends a task with an
+  :mod:`crystalbench.statistics.agreement` for why); the adjudication queue still sends a task with
+  an
   ``unsure`` label to an adjudicator.
 
 Gold tasks are left out of agreement and decided by their own gold label; they measure each
@@ -41,10 +43,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from crystalbench.agreement import RaterAgreement, rater_agreement
-from crystalbench.review.labels import FINAL_STATUSES, Decision, final_decision
-from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REVIEW_FAST_LABEL_MS,
     REVIEW_GOLD_MIN_ACCURACY,
     REVIEW_GOLD_MIN_SEEN,
@@ -52,6 +51,9 @@ from crystalbench.settings import (
     VALIDATION_CONFIDENCE,
     VALIDATION_SEED,
 )
+from crystalbench.review.labels import FINAL_STATUSES, Decision, final_decision
+from crystalbench.review.models import Adjudication, Annotation, Assignment, Item, Task, User
+from crystalbench.statistics.agreement import RaterAgreement, rater_agreement
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,7 @@ class AgreementSummary:
     statuses: dict[str, int]
     """Regular tasks per final status."""
     raters: RaterAgreement
-    """Agreement between annotators (:func:`crystalbench.agreement.rater_agreement`)."""
+    """Agreement between annotators (:func:`crystalbench.statistics.agreement.rater_agreement`)."""
     confidence: float
     """Level of the alpha interval."""
 
@@ -191,7 +193,7 @@ class AgreementSummary:
 def task_ratings(outcomes: Sequence[TaskOutcome]) -> dict[str, dict[str, str]]:
     """Each regular task's current labels by annotator, keyed by the task's external id (the
     ``pair_id`` of a pair, as the pairs export writes it), for
-    :func:`crystalbench.agreement.rater_agreement`. Gold tasks are left out."""
+    :func:`crystalbench.statistics.agreement.rater_agreement`. Gold tasks are left out."""
     ratings: dict[str, dict[str, str]] = {}
     for outcome in outcomes:
         if outcome.is_gold:

@@ -28,12 +28,7 @@ import socket
 import sys
 from typing import Any
 
-from crystalbench.review import routes, routes_admin
-from crystalbench.review.settings import ReviewSettings
-from crystalbench.review.web import STATIC, AppState, RequestGuard, make_templates, page
-from crystalbench.serving.connections import bind_socket as _bind_socket
-from crystalbench.serving.connections import guarded_protocol, is_loopback
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REVIEW_BACKLOG,
     REVIEW_HEADER_TIMEOUT_S,
     REVIEW_HOST,
@@ -41,6 +36,11 @@ from crystalbench.settings import (
     REVIEW_MAX_HEADER_BYTES,
     REVIEW_PORT,
 )
+from crystalbench.review import routes, routes_admin
+from crystalbench.review.settings import ReviewSettings
+from crystalbench.review.web import STATIC, AppState, RequestGuard, make_templates, page
+from crystalbench.serving.connections import bind_socket as _bind_socket
+from crystalbench.serving.connections import guarded_protocol, is_loopback
 
 
 def create_app(db: Any, settings: ReviewSettings | None = None) -> Any:

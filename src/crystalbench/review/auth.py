@@ -31,10 +31,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from crystalbench.errors import InputError
-from crystalbench.review import audit
-from crystalbench.review.models import ROLES, LoginSession, User, utcnow
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REVIEW_LOGIN_LOCKOUT_MAX_S,
     REVIEW_LOGIN_LOCKOUT_S,
     REVIEW_LOGIN_MAX_FAILURES,
@@ -43,6 +40,9 @@ from crystalbench.settings import (
     REVIEW_PASSWORD_MIN_CHARS,
     REVIEW_SESSION_HOURS,
 )
+from crystalbench.errors import InputError
+from crystalbench.review import audit
+from crystalbench.review.models import ROLES, LoginSession, User, utcnow
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]*")
 

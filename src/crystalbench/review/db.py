@@ -23,10 +23,10 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.extras import require
+from crystalbench._internal.sqlite import enable_wal
+from crystalbench.config.settings import REVIEW_SQLITE_SYNCHRONOUS
 from crystalbench.errors import CrystalbenchError, InputError
-from crystalbench.extras import require
-from crystalbench.settings import REVIEW_SQLITE_SYNCHRONOUS
-from crystalbench.sqlite_wal import enable_wal
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 """Alembic's script folder (``env.py``, ``versions/``)."""

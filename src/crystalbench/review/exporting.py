@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import atomic_write_text
 from crystalbench.errors import InputError
-from crystalbench.io import atomic_write_text
 from crystalbench.review import audit
 from crystalbench.review.agreement import LabelRow, TaskOutcome, load_outcomes
 from crystalbench.review.labels import STEP_FLAGS

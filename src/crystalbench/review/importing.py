@@ -33,15 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import InputLimits, read_csv, read_jsonl, resolve_limits
+from crystalbench.config.settings import REVIEW_ANNOTATORS_PER_CHAIN, REVIEW_ANNOTATORS_PER_PAIR
 from crystalbench.data.images import image_roots
 from crystalbench.data.loading import ITEM_SET_FILE, SAMPLE_DIR, Benchmark, load_jsonl_benchmark
 from crystalbench.errors import InputError
-from crystalbench.io import InputLimits, read_csv, read_jsonl, resolve_limits
 from crystalbench.precedence import Precedence
 from crystalbench.review import audit
 from crystalbench.review.labels import CHAIN_VERDICTS
 from crystalbench.review.models import ImportBatch, Item, Task, utcnow
-from crystalbench.settings import REVIEW_ANNOTATORS_PER_CHAIN, REVIEW_ANNOTATORS_PER_PAIR
 from crystalbench.types import BenchmarkItem
 
 PAIR_REQUIRED = ("pair_id", "item_id", "pred_step", "ref_step")

@@ -3,7 +3,7 @@ one library function each.
 
 Each command's options are one config (:class:`ReviewServeConfig`, :class:`AddUserConfig`,
 :class:`ImportConfig`, :class:`ExportConfig`), built by
-:func:`crystalbench.config_loader.build_config` from a file, the environment variable
+:func:`crystalbench.config.loader.build_config` from a file, the environment variable
 ``CRYSTALBENCH_REVIEW_DB`` (the database, every command) and flags. The functions open
 (and migrate) the database the config names, do the work, and close it again. This module
 imports neither SQLAlchemy nor uvicorn: a config can be built and checked without the
@@ -30,10 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crystalbench.errors import InputError
-from crystalbench.review.settings import ReviewSettings
-from crystalbench.serving.connections import Port
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REVIEW_DB,
     REVIEW_DB_ENV,
     REVIEW_GOLD_EVERY,
@@ -41,6 +38,9 @@ from crystalbench.settings import (
     REVIEW_HOST,
     REVIEW_PORT,
 )
+from crystalbench.errors import InputError
+from crystalbench.review.settings import ReviewSettings
+from crystalbench.serving.connections import Port
 
 if TYPE_CHECKING:
     from crystalbench.review.importing import ImportSummary

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
 
-from crystalbench.settings import REVIEW_MAX_NOTE_CHARS
+from crystalbench.config.settings import REVIEW_MAX_NOTE_CHARS
 
 PAIR_LABELS: tuple[str, ...] = ("match", "no_match", "unsure")
 """Step-pair labels: the predicted step says the same as the reference step, or not."""

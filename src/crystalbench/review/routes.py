@@ -19,6 +19,11 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
+from crystalbench.config.settings import (
+    REVIEW_LOGIN_COOKIE,
+    REVIEW_MAX_NAME_CHARS,
+    REVIEW_SESSION_COOKIE,
+)
 from crystalbench.errors import CrystalbenchError
 from crystalbench.review import audit
 from crystalbench.review.assign import (
@@ -58,7 +63,6 @@ from crystalbench.review.models import (
     utcnow,
 )
 from crystalbench.review.web import Context, local_path, login_cookie_ok
-from crystalbench.settings import REVIEW_LOGIN_COOKIE, REVIEW_MAX_NAME_CHARS, REVIEW_SESSION_COOKIE
 
 KIND_TITLES = {"chain": "Reference chains", "pair": "Step pairs"}
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from crystalbench.config.settings import REVIEW_AUDIT_PAGE
 from crystalbench.review import audit
 from crystalbench.review.agreement import (
     adjudication_queue,
@@ -33,7 +34,6 @@ from crystalbench.review.labels import (
 from crystalbench.review.models import TASK_KINDS, Adjudication, User, utcnow
 from crystalbench.review.routes import KIND_TITLES
 from crystalbench.review.web import Context
-from crystalbench.settings import REVIEW_AUDIT_PAGE
 
 LABEL_TEXT = {**PAIR_LABEL_TEXT, "accept": "Accept", "reject": "Reject"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REVIEW_ADJUDICATION_THRESHOLD,
     REVIEW_GOLD_EVERY,
     REVIEW_HOLD_MINUTES,

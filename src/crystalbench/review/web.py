@@ -24,12 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
-from crystalbench.review.models import LoginSession, User
-from crystalbench.review.settings import ReviewSettings
-from crystalbench.serving.guards import CLOSING_STATUSES, BodyRefused
-from crystalbench.serving.guards import RequestGuard as _RequestGuard
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REVIEW_LOGIN_COOKIE,
     REVIEW_MAX_FORM_FIELDS,
     REVIEW_MAX_HEADER_BYTES,
@@ -38,6 +33,11 @@ from crystalbench.settings import (
     SERVING_BODY_GRACE_S,
     SERVING_MIN_BODY_BYTES_PER_S,
 )
+from crystalbench.review.auth import LoginLimiter, load_session, role_allows, same_token
+from crystalbench.review.models import LoginSession, User
+from crystalbench.review.settings import ReviewSettings
+from crystalbench.serving.limits import CLOSING_STATUSES, BodyRefused
+from crystalbench.serving.limits import RequestGuard as _RequestGuard
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -60,7 +60,7 @@ SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
 
 
 class RequestGuard(_RequestGuard):
-    """The shared :class:`crystalbench.serving.guards.RequestGuard` (431 for a request line
+    """The shared :class:`crystalbench.serving.limits.RequestGuard` (431 for a request line
     plus headers over ``max_header_bytes``; for a state-changing method 411 for a chunked
     body, 400 for a malformed ``Content-Length``, 413 for one over ``max_body_bytes`` and for
     a body that turns out longer than it said, 408 for a body slower than the minimum rate

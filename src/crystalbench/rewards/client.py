@@ -20,15 +20,15 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from crystalbench.errors import CrystalbenchError, InputError
-from crystalbench.rewards.core import make_breakdown
-from crystalbench.rewards.items import ITEM_FIELDS, completion_text
-from crystalbench.rewards.types import RewardKind, RewardSignals, RewardWeights
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REWARD_SERVER_MAX_BODY_BYTES,
     REWARD_SERVER_MAX_ROWS,
     REWARD_SERVER_TOKEN_ENV,
 )
+from crystalbench.errors import CrystalbenchError, InputError
+from crystalbench.rewards.core import make_breakdown
+from crystalbench.rewards.items import ITEM_FIELDS, completion_text
+from crystalbench.rewards.types import RewardKind, RewardSignals, RewardWeights
 from crystalbench.types import BenchmarkItem
 
 __all__ = ["RemoteRewardScorer", "RewardServerError"]

@@ -9,7 +9,7 @@ Three steps, each a plain function:
    also accepted markup or prose would pay for format drift, and every heuristic the parser
    uses to cut prose into steps is a lever a policy can learn to pull.
 2. Step matching and answer checking reuse the evaluation code unchanged:
-   :func:`crystalbench.matching.greedy_match` with the same encoder and tau, and
+   :func:`crystalbench.scoring.matching.greedy_match` with the same encoder and tau, and
    :func:`crystalbench.answers.score_answer` (paper rules). Before matching,
    :func:`guard_steps` keeps verbatim repeats and copies of the question from matching
    (they still count as predicted steps); see :class:`~crystalbench.rewards.types.StepGuards`.
@@ -33,7 +33,6 @@ from crystalbench.answers import score_answer
 from crystalbench.encoders.base import Encoder
 from crystalbench.errors import UnknownNameError
 from crystalbench.judges.base import Judge
-from crystalbench.matching import MatchRules, cosine_matrix, greedy_match, precision_recall_f1
 from crystalbench.rewards.types import (
     ANSWER_KINDS,
     REWARD_KINDS,
@@ -45,6 +44,12 @@ from crystalbench.rewards.types import (
     RewardSignals,
     RewardWeights,
     StepGuards,
+)
+from crystalbench.scoring.matching import (
+    MatchRules,
+    cosine_matrix,
+    greedy_match,
+    precision_recall_f1,
 )
 from crystalbench.types import AnswerVerdict, BenchmarkItem
 
@@ -347,7 +352,7 @@ def score_steps(
 ) -> StepScores:
     """Greedy one-to-one matching of step embeddings and its precision, recall and F1.
 
-    Exactly evaluation's Match F1 (:mod:`crystalbench.matching`): same threshold test, same
+    Exactly evaluation's Match F1 (:mod:`crystalbench.scoring.matching`): same threshold test, same
     tie order, same edge cases.
 
     Args:

@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from crystalbench.config.settings import ENCODE_BATCH_SIZE, ENCODER_BACKEND
 from crystalbench.encoders import Encoder, load_encoder
 from crystalbench.encoders.auto import gpu_visible
-from crystalbench.settings import ENCODE_BATCH_SIZE, ENCODER_BACKEND
 
 __all__ = [
     "CPU_BATCH_SIZE",

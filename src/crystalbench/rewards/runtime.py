@@ -120,7 +120,7 @@ def _build(key: tuple[Any, ...]) -> SignalSource:
 
     store = None
     if name != "hash" and os.environ.get("CRYSTAL_REWARD_DISK_CACHE", "1") not in ("0", "false"):
-        from crystalbench.paths import default_cache_dir
+        from crystalbench._internal.paths import default_cache_dir
 
         store = (Path(cache_dir) if cache_dir else default_cache_dir()) / "embeddings.sqlite"
     encoder = load_reward_encoder(name, device=where)

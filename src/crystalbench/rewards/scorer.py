@@ -13,7 +13,7 @@ One call:
    every epoch) and, with an :class:`~crystalbench.encoders.EmbeddingStore`, on disk across
    runs; completion steps pass through (they rarely come back);
 4. matches each completion's steps against its reference with the evaluation engine's
-   per-item step (:class:`~crystalbench.engine.ItemScorer`: its candidates, then greedy
+   per-item step (:class:`~crystalbench.scoring.ItemScorer`: its candidates, then greedy
    one-to-one matching), so a candidate filter of evaluation applies to rewards alike: with
    ``guard="facts"`` or ``"facts-strict"`` the fact guard keeps steps that state
    incompatible facts from matching (a completion that copies reference wording with wrong
@@ -42,13 +42,10 @@ from typing import Any
 import numpy as np
 
 from crystalbench.answers import score_answers
-from crystalbench.compat.matching import match_rules
 from crystalbench.defaults import GUARD, REWARDS_BEST_REFERENCE_CHAIN, TAU, CompatMode, GuardKind
 from crystalbench.encoders.base import Encoder
 from crystalbench.encoders.cache import CachingEncoder, EmbeddingStore, MemoryStore, text_key
-from crystalbench.engine.items import CandidateFilter, ChainContext, ItemScorer
 from crystalbench.judges.base import Judge
-from crystalbench.matching import precision_recall_f1
 from crystalbench.rewards.core import (
     FormatCheck,
     GuardedSteps,
@@ -70,6 +67,9 @@ from crystalbench.rewards.types import (
     RewardWeights,
     StepGuards,
 )
+from crystalbench.scoring.compat import match_rules
+from crystalbench.scoring.items import CandidateFilter, ChainContext, ItemScorer
+from crystalbench.scoring.matching import precision_recall_f1
 from crystalbench.types import AnswerVerdict, BenchmarkItem
 
 __all__ = ["RewardScorer", "ScorerStats", "item_fingerprint"]
@@ -232,7 +232,7 @@ class RewardScorer:
         self._front = CachingEncoder(encoder, self._references, batch_size=sys.maxsize)
         filters: list[CandidateFilter] = []
         if guard != "none":
-            from crystalbench.guards.candidates import GuardFilter
+            from crystalbench.scoring.filters.guard.candidates import GuardFilter
 
             filters.append(GuardFilter(guard))  # decisions kept in memory (bounded)
         self.guard = str(guard)

@@ -16,7 +16,7 @@ layer is :mod:`crystalbench.rewards.server_http`, its guards and connection hand
   or between requests) is closed, request headers must arrive within ``header_timeout_s``,
   a body must keep arriving at ``min_body_bytes_per_s`` on average once its first
   ``body_grace_s`` seconds are over and be whole within ``body_timeout_s`` (408 and the
-  connection closed otherwise: :func:`crystalbench.serving.guards.paced_receive`, the rule
+  connection closed otherwise: :func:`crystalbench.serving.limits.paced_receive`, the rule
   the review app applies too), headers are capped at ``max_header_bytes`` (431);
 - work: a request is read first, holding no scoring slot (bodies being read reserve their
   ``Content-Length`` from ``max_buffered_body_bytes``, which bounds their memory), then at
@@ -73,25 +73,7 @@ from typing import Any
 from pydantic import Field
 
 from crystalbench._version import __version__
-from crystalbench.errors import CrystalbenchError
-from crystalbench.rewards.core import make_breakdown
-from crystalbench.rewards.items import completion_text, item_from_fields
-from crystalbench.rewards.scorer import RewardScorer
-from crystalbench.rewards.server_http import (
-    build_app,
-    configure_logging,
-    decode_request_body,
-    require_server_stack,
-)
-from crystalbench.rewards.types import REWARD_KINDS, RewardSignals
-from crystalbench.serving.connections import bind_socket, guarded_protocol, is_loopback
-from crystalbench.serving.guards import (
-    BodyBudget,
-    HttpError,
-    check_body_length,
-    read_request_body,
-)
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     REWARD_SERVER_BACKLOG,
     REWARD_SERVER_BODY_TIMEOUT_S,
     REWARD_SERVER_DECODE_WORKERS,
@@ -111,6 +93,24 @@ from crystalbench.settings import (
     REWARD_SERVER_SHUTDOWN_TIMEOUT_S,
     SERVING_BODY_GRACE_S,
     SERVING_MIN_BODY_BYTES_PER_S,
+)
+from crystalbench.errors import CrystalbenchError
+from crystalbench.rewards.core import make_breakdown
+from crystalbench.rewards.items import completion_text, item_from_fields
+from crystalbench.rewards.scorer import RewardScorer
+from crystalbench.rewards.server_http import (
+    build_app,
+    configure_logging,
+    decode_request_body,
+    require_server_stack,
+)
+from crystalbench.rewards.types import REWARD_KINDS, RewardSignals
+from crystalbench.serving.connections import bind_socket, guarded_protocol, is_loopback
+from crystalbench.serving.limits import (
+    BodyBudget,
+    HttpError,
+    check_body_length,
+    read_request_body,
 )
 from crystalbench.types import BenchmarkItem, Record
 

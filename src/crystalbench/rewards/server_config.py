@@ -2,7 +2,7 @@
 
 Its fields come from a YAML/JSON/TOML file (``--config``), the environment variables it
 documents (``CRYSTALBENCH_REWARD_TOKEN``, ``CRYSTALBENCH_CACHE_DIR``) and flags, merged by
-:func:`crystalbench.config_loader.build_config`. :func:`build_reward_server` turns it into
+:func:`crystalbench.config.loader.build_config`. :func:`build_reward_server` turns it into
 a bound :class:`~crystalbench.rewards.server.RewardServer` (the encoder loads on the
 server's worker thread); :func:`serve_rewards` also serves until interrupted.
 
@@ -32,11 +32,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crystalbench.defaults import ENCODER, GUARD, TAU, CompatMode, GuardKind
-from crystalbench.rewards.server import ServerLimits
-from crystalbench.rewards.types import FormatRules, RewardKind
-from crystalbench.serving.connections import Port
-from crystalbench.settings import (
+from crystalbench.config.settings import (
     CACHE_DIR_ENV,
     ENCODER_BACKEND,
     REWARD_SERVER_HOST,
@@ -44,6 +40,10 @@ from crystalbench.settings import (
     REWARD_SERVER_TOKEN_ENV,
     EncoderBackend,
 )
+from crystalbench.defaults import ENCODER, GUARD, TAU, CompatMode, GuardKind
+from crystalbench.rewards.server import ServerLimits
+from crystalbench.rewards.types import FormatRules, RewardKind
+from crystalbench.serving.connections import Port
 
 if TYPE_CHECKING:
     from crystalbench.rewards.scorer import RewardScorer
@@ -129,7 +129,7 @@ class RewardServerConfig(BaseModel):
         """
         if not self.use_cache or self.encoder == "hash":
             return None
-        from crystalbench.paths import default_cache_dir
+        from crystalbench._internal.paths import default_cache_dir
 
         folder = Path(self.cache_dir).expanduser() if self.cache_dir else default_cache_dir()
         return folder / "embeddings.sqlite"

@@ -16,17 +16,17 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
 
+from crystalbench.config.settings import (
+    REWARD_SERVER_MAX_INT_DIGITS,
+    REWARD_SERVER_MAX_JSON_DEPTH,
+)
 from crystalbench.serving.connections import require_server_stack as _require_stack
-from crystalbench.serving.guards import (
+from crystalbench.serving.limits import (
     CLOSING_STATUSES,
     HttpError,
     decode_json_body,
 )
-from crystalbench.serving.guards import RequestGuard as _RequestGuard
-from crystalbench.settings import (
-    REWARD_SERVER_MAX_INT_DIGITS,
-    REWARD_SERVER_MAX_JSON_DEPTH,
-)
+from crystalbench.serving.limits import RequestGuard as _RequestGuard
 
 __all__ = [
     "JsonRequestGuard",
@@ -51,7 +51,7 @@ def decode_request_body(
     max_depth: int = REWARD_SERVER_MAX_JSON_DEPTH,
     max_int_digits: int = REWARD_SERVER_MAX_INT_DIGITS,
 ) -> dict[str, Any]:
-    """A reward request's body (:func:`crystalbench.serving.guards.decode_json_body`), with
+    """A reward request's body (:func:`crystalbench.serving.limits.decode_json_body`), with
     lone surrogates refused inside ``items``; a lone surrogate in a completion is model
     output: it fails the format check as ``invalid_unicode`` instead.
 
@@ -142,7 +142,7 @@ def build_app(
 
 
 class JsonRequestGuard(_RequestGuard):
-    """:class:`crystalbench.serving.guards.RequestGuard` answering ``{"error": message}``."""
+    """:class:`crystalbench.serving.limits.RequestGuard` answering ``{"error": message}``."""
 
     def refusal(self, status: HTTPStatus, message: str) -> tuple[bytes, bytes]:
         """A JSON refusal, as Starlette's ``JSONResponse`` renders it."""

@@ -4,7 +4,7 @@ Both servers, the reward server (:mod:`crystalbench.rewards.server`, ``crystal
 serve-rewards``) and the review app (:mod:`crystalbench.review.app`, ``crystal review serve``),
 take their HTTP guards from here, so a limit, a timeout or a token check is written once:
 
-- :mod:`~crystalbench.serving.guards`: :class:`~crystalbench.serving.guards.RequestGuard`
+- :mod:`~crystalbench.serving.limits`: :class:`~crystalbench.serving.limits.RequestGuard`
   (header limit, bearer token, body limits) and the checks it is made of; strict JSON bodies;
 - :mod:`~crystalbench.serving.connections`: loopback checks, the listening socket, and the
   idle and header timeouts uvicorn lacks.

@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from crystalbench._internal.extras import install_command, require
 from crystalbench.errors import CrystalbenchError, InputError
-from crystalbench.extras import install_command, require
 
 __all__ = [
     "Port",

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import read_jsonl
 from crystalbench.errors import UnknownNameError
-from crystalbench.io import read_jsonl
 from crystalbench.training.config import TrainingError
 from crystalbench.types import Record
 

@@ -34,9 +34,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from crystalbench._internal.extras import require
 from crystalbench.defaults import ENCODER, TAU
 from crystalbench.errors import CrystalbenchError, UnknownNameError
-from crystalbench.extras import require
 from crystalbench.rewards.types import RewardKind, RewardWeights
 
 __all__ = [
@@ -591,7 +591,7 @@ def load_train_config(path: str | Path, overrides: dict[str, Any] | None = None)
         >>> config.strategy, config.grpo.max_steps, config.output_dir
         ('cpr-curriculum', 3, '/tmp/x')
     """
-    from crystalbench.config import load_config_with_overrides
+    from crystalbench.config.scoring import load_config_with_overrides
 
     loaded: TrainConfig = load_config_with_overrides(TrainConfig, _resolve_path(path), overrides)
     return loaded

@@ -3,7 +3,8 @@
 Each evaluation generates one greedy completion per validation item with the current policy
 and scores it twice:
 
-- exactly as the benchmark would (:func:`crystalbench.scoring.evaluate`: the lenient parser,
+- exactly as the benchmark would (:func:`crystalbench.scoring.evaluation.evaluate`: the lenient
+  parser,
   typed answers, greedy step matching with the reward's encoder and tau): ``accuracy``,
   ``match_f1``, ``ordered_f1``, ``precision``, ``recall``, ``lis``, ``steps``;
 - with the strict reward contract (:class:`~crystalbench.rewards.RewardScorer` signals):
@@ -21,12 +22,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import Benchmark
 from crystalbench.encoders.base import Encoder
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.types import RewardWeights, SignalSource
-from crystalbench.scoring import evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.types import BenchmarkItem, Prediction, Record
 
 __all__ = [

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import atomic_write_text
 from crystalbench._version import __version__
-from crystalbench.io import atomic_write_text
 from crystalbench.training.config import PhasePlan, TrainConfig, dump_config
 from crystalbench.training.data import prompt_digest
 from crystalbench.training.preparation import TrainingData

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench.io import atomic_write_json
+from crystalbench._internal.io import atomic_write_json
 from crystalbench.training.arguments import grpo_arguments
 from crystalbench.training.building import build_trainer, load_processor
 from crystalbench.training.config import TrainConfig, require_training_stack

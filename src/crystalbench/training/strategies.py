@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from crystalbench._internal.io import atomic_write_json
 from crystalbench.errors import UnknownNameError
-from crystalbench.io import atomic_write_json
 from crystalbench.training.checkpoints import CheckpointChoice, select_best_checkpoint
 from crystalbench.training.config import TrainConfig, TrainingError, phase_plans
 from crystalbench.training.phases import PhaseResult, release, train_phase

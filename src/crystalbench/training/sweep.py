@@ -23,11 +23,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crystalbench.config_loader import comma_list
+from crystalbench._internal.io import atomic_write_text
+from crystalbench.config.loader import comma_list
+from crystalbench.config.settings import TRAIN_SWEEP_GRID, TRAIN_SWEEP_METRIC
 from crystalbench.defaults import CPR_ANSWER_WEIGHT
 from crystalbench.errors import UnknownNameError
-from crystalbench.io import atomic_write_text
-from crystalbench.settings import TRAIN_SWEEP_GRID, TRAIN_SWEEP_METRIC
 from crystalbench.training.config import TrainConfig, TrainingError, require_training_stack
 from crystalbench.training.evaluation import VALIDATION_METRICS
 from crystalbench.types import Record

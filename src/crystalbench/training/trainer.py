@@ -53,8 +53,8 @@ import torch
 from transformers import Trainer
 from trl import GRPOTrainer
 
+from crystalbench._internal.io import atomic_write_text
 from crystalbench.encoders.base import Encoder
-from crystalbench.io import atomic_write_text
 from crystalbench.rewards.core import make_breakdown
 from crystalbench.rewards.items import items_from_columns
 from crystalbench.rewards.types import RewardWeights, SignalSource

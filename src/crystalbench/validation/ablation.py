@@ -2,7 +2,8 @@
 the fact guard as one more axis.
 
 For every encoder, the prediction sets are scored once, together, by
-:func:`crystalbench.scoring_many.evaluate_many` at the **lowest** threshold of the grid: one
+:func:`crystalbench.scoring.evaluation_many.evaluate_many` at the **lowest** threshold of the grid:
+one
 encoder load, each distinct step text encoded once (and cached), the usual per-item records.
 Every higher threshold is then read off those records (:func:`~.thresholds.chain_at`: the
 matches at a higher tau are a prefix of the matches at the lower one), so the thresholds cost
@@ -33,13 +34,13 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from crystalbench.compat.matching import match_rules
-from crystalbench.config import ScoreConfig
+from crystalbench.config.scoring import ScoreConfig
+from crystalbench.config.settings import ABLATION_THRESHOLDS, SCHEMA_VERSION
 from crystalbench.defaults import TAU
 from crystalbench.encoders import EmbeddingStore, Encoder, load_encoder
 from crystalbench.errors import InputError
 from crystalbench.metrics import METRICS
-from crystalbench.settings import ABLATION_THRESHOLDS, SCHEMA_VERSION
+from crystalbench.scoring.compat import match_rules
 from crystalbench.types import Record
 from crystalbench.validation.thresholds import THRESHOLD_FIELDS, chain_at
 
@@ -260,7 +261,7 @@ def run_ablation(
     Args:
         benchmark: From :func:`crystalbench.data.load_benchmark`.
         predictions: ``{name: set}`` or ``(name, set)`` pairs, as
-            :func:`~crystalbench.scoring_many.evaluate_many` takes them (loaded sets are
+            :func:`~crystalbench.scoring.evaluation_many.evaluate_many` takes them (loaded sets are
             parsed once per encoder, read once).
         encoders: ``(label, name)`` pairs (:func:`parse_encoders`).
         thresholds: The thresholds (each at least -1, at most 1).
@@ -283,8 +284,8 @@ def run_ablation(
         InputError: Bad thresholds, guards or default cell, or every prediction set
             failed.
     """
-    from crystalbench.predictions import PredictionSet, load_predictions
-    from crystalbench.scoring_many import evaluate_many
+    from crystalbench.data.predictions import PredictionSet, load_predictions
+    from crystalbench.scoring.evaluation_many import evaluate_many
 
     began = time.perf_counter()
     config = config or ScoreConfig()

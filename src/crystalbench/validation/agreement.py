@@ -18,7 +18,7 @@ from a file) against the final human labels, overall and by cosine band:
 - the **confusion split**: false positives (the matcher says match, people say no) and false
   negatives;
 - with several annotators, the **human-human ceiling**
-  (:func:`crystalbench.agreement.rater_agreement`, the computation the review app's admin
+  (:func:`crystalbench.statistics.agreement.rater_agreement`, the computation the review app's admin
   page shows): Krippendorff's alpha (nominal; ``unsure`` is a missing value) with a
   bootstrap interval, Cohen's kappa of every pair of annotators on the pairs both labelled
   and their mean; and each annotator's kappa with the matcher;
@@ -29,7 +29,8 @@ from a file) against the final human labels, overall and by cosine band:
 Pairs without a final human label (unresolved ties, only ``unsure``) are left out of the
 matcher statistics and counted; so are pairs a matcher could not decide (a failed judge).
 
-Every statistic comes from :mod:`crystalbench.agreement` (statsmodels for kappa and Wilson,
+Every statistic comes from :mod:`crystalbench.statistics.agreement` (statsmodels for kappa and
+Wilson,
 the ``krippendorff`` package for alpha, scipy for the bootstrap); this module only decides
 which decisions are compared with which labels.
 """
@@ -43,7 +44,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import Field
 
-from crystalbench.agreement import (
+from crystalbench._internal.extras import require
+from crystalbench.config.settings import (
+    SCHEMA_VERSION,
+    VALIDATION_BOOTSTRAP_RESAMPLES,
+    VALIDATION_CALIBRATION_EDGES,
+    VALIDATION_CONFIDENCE,
+    VALIDATION_SEED,
+    VALIDATION_THRESHOLD_GRID,
+)
+from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
+from crystalbench.statistics.agreement import (
     BootstrapInterval,
     PairwiseAgreement,
     Proportion,
@@ -57,16 +68,6 @@ from crystalbench.agreement import (
     proportion,
     rater_agreement,
     wilson_interval,
-)
-from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
-from crystalbench.extras import require
-from crystalbench.settings import (
-    SCHEMA_VERSION,
-    VALIDATION_BOOTSTRAP_RESAMPLES,
-    VALIDATION_CALIBRATION_EDGES,
-    VALIDATION_CONFIDENCE,
-    VALIDATION_SEED,
-    VALIDATION_THRESHOLD_GRID,
 )
 from crystalbench.types import Record
 from crystalbench.validation.bands import band_bounds, band_index, band_labels
@@ -266,7 +267,7 @@ def _group(
 
 def cosine_decisions(pairs: Sequence[StepPair], threshold: float) -> dict[str, bool]:
     """The paper's decision for every pair: ``cosine >= tau``, compared in float32 as the
-    matcher compares it (:func:`crystalbench.matching.greedy_pairs`).
+    matcher compares it (:func:`crystalbench.scoring.matching.greedy_pairs`).
 
     Examples:
         >>> from crystalbench.validation.pairs import StepPair
@@ -301,7 +302,7 @@ def guard_decisions(
         ...                  pair("b", "The area equals 16.", "The area is 16.", 0.85)], 0.35)
         {'a': False, 'b': True}
     """
-    from crystalbench.guards import FactGuard
+    from crystalbench.scoring.filters.guard import FactGuard
 
     tau = np.float32(threshold)
     guards: dict[tuple[str, ...], FactGuard] = {}
@@ -377,7 +378,8 @@ def _two_raters(a: str, b: str, left: Sequence[bool], right: Sequence[bool]) -> 
 
 def _humans(labels: LabelSet, *, confidence: float, n_resamples: int, seed: int) -> RaterAgreement:
     """The human-human ceiling: every annotator's label of every pair (``unsure`` is an
-    abstention, a missing value), through :func:`crystalbench.agreement.rater_agreement`."""
+    abstention, a missing value), through
+    :func:`crystalbench.statistics.agreement.rater_agreement`."""
     ratings = {
         pair_id: {vote.annotator: vote.label for vote in entry.votes}
         for pair_id, entry in labels.pairs.items()

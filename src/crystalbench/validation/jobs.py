@@ -3,7 +3,7 @@ library function each.
 
 Each command's options are one config (:class:`SamplePairsConfig`,
 :class:`AgreementConfig`, :class:`AblationConfig`), built by
-:func:`crystalbench.config_loader.build_config` from a file, ``CRYSTALBENCH_CACHE_DIR`` and
+:func:`crystalbench.config.loader.build_config` from a file, ``CRYSTALBENCH_CACHE_DIR`` and
 flags. :func:`draw_pairs`, :func:`measure_agreement` and :func:`ablate` read what the config
 names, compute (:func:`~crystalbench.validation.sample_pairs`,
 :func:`~crystalbench.validation.compute_agreement`,
@@ -29,10 +29,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crystalbench.config import JudgeConfig, ScoreConfig
-from crystalbench.config_loader import comma_list
-from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
-from crystalbench.settings import (
+from crystalbench.config.loader import comma_list
+from crystalbench.config.scoring import JudgeConfig, ScoreConfig
+from crystalbench.config.settings import (
     ABLATION_THRESHOLDS,
     CACHE_DIR_ENV,
     VALIDATION_BOOTSTRAP_RESAMPLES,
@@ -40,6 +39,7 @@ from crystalbench.settings import (
     VALIDATION_PAIRS_PER_BAND,
     VALIDATION_SEED,
 )
+from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
 
 if TYPE_CHECKING:
     from crystalbench.validation.ablation import AblationReport
@@ -300,7 +300,7 @@ def ablate(
             scored.
     """
     from crystalbench.data import load_benchmark
-    from crystalbench.scoring_many import resolve_prediction_args
+    from crystalbench.scoring.evaluation_many import resolve_prediction_args
     from crystalbench.validation.ablation import parse_encoders, run_ablation
     from crystalbench.validation.render import write_ablation
 

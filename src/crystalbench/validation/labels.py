@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from crystalbench._internal.io import read_csv, read_jsonl
 from crystalbench.errors import InputError
-from crystalbench.io import read_csv, read_jsonl
 from crystalbench.types import Record
 
 __all__ = [

@@ -10,7 +10,7 @@ and draws pairs of (predicted step, reference step) for people to judge:
    recomputed from the run's own step texts with the encoder the run recorded, **read from
    the embedding cache** scoring filled (the encoder is loaded only for texts the cache
    lacks). Every matched pair's recomputed cosine must equal the one scoring recorded
-   (within :data:`~crystalbench.settings.VALIDATION_COSINE_TOLERANCE`), so the pairs are
+   (within :data:`~crystalbench.config.settings.VALIDATION_COSINE_TOLERANCE`), so the pairs are
    exactly those the run saw. Scoring itself exports nothing more: ``examples.jsonl`` is
    unchanged (``benchmarks/results/validation.md`` measures why).
 2. **Strata.** Each candidate falls in one cosine band (Table 3's by default). In each band
@@ -41,18 +41,18 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, ValidationError
 
-from crystalbench.compat.matching import match_rules
-from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
-from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder
-from crystalbench.errors import InputError
-from crystalbench.io import atomic_write_json, atomic_write_text, read_csv, read_jsonl
-from crystalbench.matching import cosine_matrix
-from crystalbench.settings import (
+from crystalbench._internal.io import atomic_write_json, atomic_write_text, read_csv, read_jsonl
+from crystalbench.config.settings import (
     SCORE_CHUNK_ITEMS,
     VALIDATION_COSINE_TOLERANCE,
     VALIDATION_PAIRS_PER_BAND,
     VALIDATION_SEED,
 )
+from crystalbench.defaults import TAU, VALIDATION_BAND_EDGES
+from crystalbench.encoders import CachingEncoder, EmbeddingStore, Encoder
+from crystalbench.errors import InputError
+from crystalbench.scoring.compat import match_rules
+from crystalbench.scoring.matching import cosine_matrix
 from crystalbench.types import Record
 from crystalbench.validation.bands import band_index, band_labels
 from crystalbench.validation.candidates import best_unmatched

@@ -13,11 +13,11 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from crystalbench.agreement import RaterAgreement
+from crystalbench._internal.io import atomic_write_json, atomic_write_text
 from crystalbench.defaults import VALIDATION_BAND_EDGES
-from crystalbench.io import atomic_write_json, atomic_write_text
 from crystalbench.metrics import METRICS, format_value
 from crystalbench.metrics import metric as metric_by_key
+from crystalbench.statistics.agreement import RaterAgreement
 from crystalbench.validation import svg
 from crystalbench.validation.ablation import AblationReport
 from crystalbench.validation.agreement import AgreementReport, GroupAgreement

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.matching import match_metrics
 from crystalbench.precedence import Precedence
+from crystalbench.scoring.matching import match_metrics
 
 THRESHOLD_FIELDS: tuple[str, ...] = (
     "precision",

@@ -26,7 +26,7 @@ Examples:
 
 from __future__ import annotations
 
-from crystalbench.compat.crystal_metrics._engine import redirect_model
+from crystalbench.compat.crystal_metrics._scoring import redirect_model
 from crystalbench.compat.crystal_metrics.accuracy import (
     AccuracyCalculator,
     AccuracyResult,

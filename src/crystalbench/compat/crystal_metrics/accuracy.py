@@ -1,6 +1,6 @@
 """crystal-metrics 0.2.0's ``accuracy`` module on crystalbench's compat answer rules.
 
-Every decision is :func:`crystalbench.compat.answers.compat_judgement`, the rules
+Every decision is :func:`crystalbench.answers.compat.compat_judgement`, the rules
 ``crystal score --answer-rules crystal-metrics-0.2`` uses, so the drop-in and the scorer
 can never disagree; the classes here only give them crystal-metrics' names and records.
 """
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crystalbench.compat import answers as rules
+import crystalbench.answers.compat as rules
 from crystalbench.defaults import NUMERIC_ABS_TOL, NUMERIC_REL_TOL
 
 __all__ = ["AccuracyCalculator", "AccuracyResult", "AnswerNormalizer"]

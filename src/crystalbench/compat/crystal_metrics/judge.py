@@ -8,10 +8,10 @@ matching, as there.
 
 from __future__ import annotations
 
-from crystalbench.compat.answers import cm_normalize_text
-from crystalbench.extras import require
+from crystalbench._internal.extras import require
+from crystalbench._internal.openai_client import api_key_from_env
+from crystalbench.answers.compat import cm_normalize_text
 from crystalbench.judges import OpenAIJudge
-from crystalbench.openai_client import api_key_from_env
 
 __all__ = ["LLMGrader"]
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.compat.crystal_metrics._engine import (
+from crystalbench._internal.extras import require
+from crystalbench.compat.crystal_metrics._scoring import (
     DEFAULT_MODEL,
     ModelEncoder,
     build_front,
@@ -28,8 +29,7 @@ from crystalbench.compat.crystal_metrics._engine import (
 )
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders import CachingEncoder, gpu_visible
-from crystalbench.extras import require
-from crystalbench.matching import ordered_f1, precision_recall_f1
+from crystalbench.scoring.matching import ordered_f1, precision_recall_f1
 
 __all__ = ["EvaluationMetrics", "MLLMReasoningEvaluator", "load_json_data", "save_results"]
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.compat.crystal_metrics._engine import DEFAULT_MODEL, build_front, greedy_matches
+from crystalbench.compat.crystal_metrics._scoring import DEFAULT_MODEL, build_front, greedy_matches
 from crystalbench.encoders import CachingEncoder
-from crystalbench.matching import precision_recall_f1
+from crystalbench.scoring.matching import precision_recall_f1
 
 __all__ = [
     "best_match_f1",

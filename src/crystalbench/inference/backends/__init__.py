@@ -11,6 +11,7 @@ torch or vllm.
 
 from __future__ import annotations
 
+from crystalbench.config.settings import INFER_MAX_RETRY_AFTER
 from crystalbench.inference.backends.base import (
     AsyncBackend,
     BackendError,
@@ -20,7 +21,6 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
     InferenceAbortedError,
 )
-from crystalbench.settings import INFER_MAX_RETRY_AFTER
 
 BACKENDS = ("openai", "vllm", "transformers")
 """Backend names accepted by ``crystal infer --backend``."""

@@ -31,6 +31,19 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crystalbench._internal.openai_client import (
+    async_openai_client,
+    default_base_url,
+    require_openai,
+)
+from crystalbench.config.settings import (
+    INFER_CONCURRENCY,
+    INFER_CONNECT_TIMEOUT,
+    INFER_MAX_RETRY_AFTER,
+    INFER_PREFLIGHT_TIMEOUT,
+    INFER_REPLICA_MAX_COOLDOWN,
+    INFER_TIMEOUT,
+)
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.inference.backends.base import (
     BackendError,
@@ -39,15 +52,6 @@ from crystalbench.inference.backends.base import (
     GenerationRequest,
 )
 from crystalbench.inference.retry import parse_retry_after
-from crystalbench.openai_client import async_openai_client, default_base_url, require_openai
-from crystalbench.settings import (
-    INFER_CONCURRENCY,
-    INFER_CONNECT_TIMEOUT,
-    INFER_MAX_RETRY_AFTER,
-    INFER_PREFLIGHT_TIMEOUT,
-    INFER_REPLICA_MAX_COOLDOWN,
-    INFER_TIMEOUT,
-)
 
 DEFAULT_CONCURRENCY = INFER_CONCURRENCY
 """Requests in flight per base URL."""
@@ -353,7 +357,7 @@ class OpenAIChatBackend:
         base_urls: Base URLs ending in ``/v1``; empty means ``$OPENAI_BASE_URL`` or the
             OpenAI API.
         api_key: API key; default ``$OPENAI_API_KEY``, or ``EMPTY`` for local servers
-            (:func:`crystalbench.openai_client.resolve_api_key`).
+            (:func:`crystalbench._internal.openai_client.resolve_api_key`).
         concurrency: Requests in flight per base URL.
         timeout: Seconds one request may take in all, from sending it to the last byte
             of the answer (connecting: at most 10 s of it).

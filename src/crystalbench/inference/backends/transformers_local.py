@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from crystalbench.extras import require
+from crystalbench._internal.extras import require
 from crystalbench.inference.backends.base import (
     BackendUnavailableError,
     Completion,

@@ -12,10 +12,10 @@
 
 lmms-eval then runs ``lmms-eval --include_path DIR --tasks crystal``. For each doc,
 ``process_results`` scores the model's output with crystalbench's scoring engine
-(:class:`~crystalbench.engine.ScoringEngine`: the same per-item record as ``crystal
+(:class:`~crystalbench.scoring.ScoringEngine`: the same per-item record as ``crystal
 score``'s ``examples.jsonl``, several reference chains and all) and hands that record to
 every metric; each aggregation macro-averages the records with the engine's
-:class:`~crystalbench.engine.Aggregator`. So ``crystal_match_f1`` and the
+:class:`~crystalbench.scoring.Aggregator`. So ``crystal_match_f1`` and the
 others are the numbers ``crystal score`` prints for the same outputs. The encoder is the one
 recorded at install (``--encoder``), or ``$CRYSTALBENCH_LMMS_EVAL_ENCODER`` when set.
 """
@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crystalbench.config import ScoreConfig
+from crystalbench._internal.io import atomic_write_json, atomic_write_text, read_json_file
+from crystalbench.config.scoring import ScoreConfig
+from crystalbench.config.settings import LMMS_EVAL_ENCODER_ENV, LMMS_EVAL_TASK_NAME
 from crystalbench.defaults import ENCODER
 from crystalbench.errors import InputError
-from crystalbench.io import atomic_write_json, atomic_write_text, read_json_file
-from crystalbench.settings import LMMS_EVAL_ENCODER_ENV, LMMS_EVAL_TASK_NAME
 from crystalbench.types import BenchmarkItem, ItemResult, Prediction
 
 TASK_FILES: tuple[str, ...] = ("crystal.yaml", "utils.py")
@@ -217,7 +217,7 @@ class CrystalTask:
     def scorer(self) -> Any:
         """The crystalbench scoring engine (its encoder built once, its vectors cached)."""
         if self._scorer is None:
-            from crystalbench.engine import ScoringEngine
+            from crystalbench.scoring import ScoringEngine
 
             encoder = os.environ.get(LMMS_EVAL_ENCODER_ENV) or self.settings.get("encoder")
             self._scorer = ScoringEngine(ScoreConfig(encoder=encoder or ENCODER))
@@ -241,7 +241,7 @@ class CrystalTask:
 
     def aggregate(self, records: list[dict[str, Any]], key: str) -> float:
         """The summary metric ``key`` over the scored docs (crystalbench's macro-average)."""
-        from crystalbench.engine import Aggregator
+        from crystalbench.scoring import Aggregator
 
         aggregator = Aggregator()
         for record in records:
