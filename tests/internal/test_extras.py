@@ -309,13 +309,17 @@ def test_validate_agreement_without_the_extra_exits_2_naming_it(tmp_path, withou
 
 def test_review_without_the_extra_exits_2_naming_it(tmp_path, without):
     without("sqlalchemy")
-    for name in [n for n in sys.modules if n.startswith("crystalbench.review")]:
+    # The review package imported afresh without sqlalchemy, then the modules every later
+    # test holds put back (new class objects would break their `except` and `isinstance`).
+    kept = {n: m for n, m in sys.modules.items() if n.startswith("crystalbench.review")}
+    for name in kept:
         sys.modules.pop(name)
     try:
         result = run_cli("review", "add-user", "ann", "--db", str(tmp_path / "r.db"))
     finally:
         for name in [n for n in sys.modules if n.startswith("crystalbench.review")]:
             sys.modules.pop(name)
+        sys.modules.update(kept)
     assert result.exit_code == 2, result.output
     assert "the review app (crystal review) needs sqlalchemy" in result.output
     assert "pip install 'crystalbench[review]'" in result.output

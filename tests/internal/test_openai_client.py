@@ -128,5 +128,5 @@ def test_one_home_for_the_key_variable_and_for_building_clients():
             holders.append(name)
         if any(c in ("OpenAI", "AsyncOpenAI") for c in calls):
             builders.append(name)
-    assert holders == ["settings.py"]
-    assert builders == ["openai_client.py"]
+    assert holders == ["config/settings.py"]
+    assert builders == ["_internal/openai_client.py"]
