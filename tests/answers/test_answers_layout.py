@@ -82,9 +82,7 @@ def test_paper_mode_reaches_compat_only_at_the_dispatch_point():
         for name, path in modules.items()
         if _in_areas(name)
         and name != "crystalbench.answers.compat"
-        and any(
-            imported == "crystalbench.answers.compat" for imported in _imports(path, modules)
-        )
+        and any(imported == "crystalbench.answers.compat" for imported in _imports(path, modules))
     }
     # scoring dispatches; the package re-exports compat_question under its old name
     assert importers == {"crystalbench.answers.scoring", "crystalbench.answers"}

@@ -236,10 +236,8 @@ def veto_whole_steps(
     sim = np.asarray(similarity, dtype=np.float32)
     if sim.size == 0:
         return out
-    if ties_high_first:
-        best = sim.shape[1] - 1 - sim[:, ::-1].argmax(axis=1)
-    else:
-        best = sim.argmax(axis=1)
+    # Reversing the columns makes argmax pick the highest index among ties.
+    best = sim.shape[1] - 1 - sim[:, ::-1].argmax(axis=1) if ties_high_first else sim.argmax(axis=1)
     rows = np.arange(sim.shape[0])
     best_value = sim[rows, best]
     tau32 = np.float32(tau)
