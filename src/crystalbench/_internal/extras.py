@@ -88,9 +88,12 @@ OPTIONAL_IMPORTS: dict[str, OptionalImport] = {
     # ray: the ray engine of reference construction
     "ray": OptionalImport("ray", ("ray",)),
     # compat: the crystal-metrics drop-in's DataFrames
-    "pandas": OptionalImport("pandas", ("compat",)),
+    "pandas": OptionalImport("pandas", ("compat", "mlflow")),
     # harnesses: VLMEvalKit's .xlsx files
     "openpyxl": OptionalImport("openpyxl", ("harnesses",)),
+    # mlflow / wandb: experiment trackers (``--tracker``)
+    "mlflow": OptionalImport("mlflow-skinny", ("mlflow",)),
+    "wandb": OptionalImport("wandb", ("wandb",)),
 }
 """Every optional module crystalbench imports, by its top-level import name."""
 

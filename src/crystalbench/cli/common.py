@@ -6,7 +6,7 @@ import functools
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Optional, TypeVar
 
 import typer
 from rich.console import Console
@@ -31,6 +31,68 @@ ShowProgress = Annotated[
 """The ``--progress/--no-progress`` option (one meaning everywhere)."""
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors")]
 """The ``-q/--quiet`` option: no progress bars, no tables, no notes; errors still print."""
+
+TrackerOption = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--tracker",
+        metavar="mlflow|wandb",
+        help="Also log the results to an experiment tracker: configuration, summary, "
+        "breakdowns and the per-item table (MLflow honours MLFLOW_TRACKING_URI; W&B honours "
+        "WANDB_MODE=offline)",
+        show_default="none",
+    ),
+]
+"""The ``--tracker`` option of ``crystal score``, ``run`` and ``leaderboard``."""
+TrackerProject = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option(
+        "--tracker-project",
+        metavar="NAME",
+        help="The MLflow experiment or W&B project to log to",
+        show_default="crystalbench",
+    ),
+]
+"""The ``--tracker-project`` option beside ``--tracker``."""
+
+
+def check_tracker(tracker: str | None) -> None:
+    """Refuse a bad ``--tracker`` before the command does any work."""
+    if tracker is not None:
+        from crystalbench.report.tracking import check_tracker as check
+
+        check(tracker)
+
+
+def track_folders(
+    folders: Sequence[Any],
+    tracker: str | None,
+    project: str | None,
+    *,
+    command: str,
+    group: str | None = None,
+    quiet: bool = False,
+    to_stderr: bool = False,
+) -> None:
+    """Log results folders (paths, or runs already loaded) to ``tracker`` (nothing without
+    one) and say where each went."""
+    if tracker is None:
+        return
+    from crystalbench.report.loading import RunData, load_run
+    from crystalbench.report.tracking import track_runs
+
+    runs = [f if isinstance(f, RunData) else load_run(f) for f in folders]
+    tracked = track_runs(runs, tracker, project=project, command=command, group=group)
+    if quiet:
+        return
+    for entry in tracked:
+        what = "already in" if entry.already_logged else "logged to"
+        (err_console if to_stderr else console).print(
+            f"{entry.name}: {what} {entry.tracker} run {entry.run_id} ({entry.location})",
+            highlight=False,
+            markup=False,
+        )
+
 
 PORT_RANGE = {"min": 0, "max": 65535}
 """What ``--port`` takes, in every command that listens (``typer.Option(**PORT_RANGE)``):

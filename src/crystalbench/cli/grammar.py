@@ -38,6 +38,8 @@ MEANINGS: dict[str, str] = {
     "--limit": "only the first N items",
     "--sources": "only items of these sources",
     "--seed": "the seed of every random choice, recorded in the output",
+    "--tracker": "also log the results to an experiment tracker (mlflow, wandb)",
+    "--tracker-project": "the tracker's experiment or project",
     "--progress": "progress bars on a terminal",
     "--no-progress": "progress bars on a terminal",
     "--quiet": "print nothing but errors",

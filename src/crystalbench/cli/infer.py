@@ -29,11 +29,15 @@ from crystalbench.cli.binding import configured
 from crystalbench.cli.common import (
     Quiet,
     ShowProgress,
+    TrackerOption,
+    TrackerProject,
+    check_tracker,
     console,
     err_console,
     guard_line,
     handle_errors,
     leaderboard_table,
+    track_folders,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
 from crystalbench.cli.score_options import ENCODER_FLAG, GUARD_FLAG, THRESHOLD_FLAG
@@ -432,9 +436,15 @@ def infer(
     deprecated_files={"--score-config": "scoring"},
 )
 def run(
-    out: RunOut, config: RunConfig, progress: ShowProgress = True, quiet: Quiet = False
+    out: RunOut,
+    config: RunConfig,
+    progress: ShowProgress = True,
+    quiet: Quiet = False,
+    tracker: TrackerOption = None,
+    tracker_project: TrackerProject = None,
 ) -> None:
     """Infer, then score, then report, in one command (predictions resume like `infer`)."""
+    check_tracker(tracker)
     from crystalbench.inference import run_benchmark
     from crystalbench.inference.pipeline import PREDICTIONS_FILE
 
@@ -461,5 +471,6 @@ def run(
     if guarded is not None:
         console.print(guarded, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
+    track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)

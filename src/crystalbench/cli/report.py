@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -18,7 +19,17 @@ from rich.markup import escape
 
 from crystalbench.cli.apps import deprecated
 from crystalbench.cli.binding import configured
-from crystalbench.cli.common import Quiet, console, err_console, handle_errors, leaderboard_table
+from crystalbench.cli.common import (
+    Quiet,
+    TrackerOption,
+    TrackerProject,
+    check_tracker,
+    console,
+    err_console,
+    handle_errors,
+    leaderboard_table,
+    track_folders,
+)
 from crystalbench.cli.flags import Flag
 from crystalbench.metrics import LEADERBOARD_KEYS
 from crystalbench.report.jobs import CompareConfig, LeaderboardConfig, ReportConfig
@@ -222,10 +233,13 @@ def leaderboard(
         ),
     ] = None,
     quiet: Quiet = False,
+    tracker: TrackerOption = None,
+    tracker_project: TrackerProject = None,
 ) -> None:
     """Print the paper's Table 2 for RESULTS... as Markdown, CSV or LaTeX, with bootstrap CIs."""
     from crystalbench.report.jobs import write_leaderboard
 
+    check_tracker(tracker)
     with _printed_warnings():
         done = write_leaderboard(config, out)
     _notes(done.skipped)
@@ -233,6 +247,15 @@ def leaderboard(
         err_console.print(f"wrote {escape(str(out))}", highlight=False)
     elif not quiet:
         typer.echo(done.text, nl=False)
+    track_folders(
+        done.runs,
+        tracker,
+        tracker_project,
+        command="crystal leaderboard",
+        group="leaderboard " + datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        quiet=quiet,
+        to_stderr=True,  # stdout may be the table, piped
+    )
 
 
 @handle_errors

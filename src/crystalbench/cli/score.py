@@ -17,7 +17,10 @@ from crystalbench.cli.common import (
     EXIT_INPUT,
     Quiet,
     ShowProgress,
+    TrackerOption,
+    TrackerProject,
     breakdown_table,
+    check_tracker,
     console,
     counts_line,
     err_console,
@@ -25,6 +28,7 @@ from crystalbench.cli.common import (
     handle_errors,
     leaderboard_table,
     progress_hook,
+    track_folders,
 )
 from crystalbench.cli.score_options import SCORE_CONFIG_AT, SCORE_FLAGS
 from crystalbench.scoring.job import ScoreJob
@@ -63,6 +67,8 @@ def score(
     more: MorePredictions = None,
     progress: ShowProgress = True,
     quiet: Quiet = False,
+    tracker: TrackerOption = None,
+    tracker_project: TrackerProject = None,
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json.
 
@@ -73,6 +79,7 @@ def score(
     from crystalbench.cli.entry import taken_encoder
     from crystalbench.scoring.job import score_job
 
+    check_tracker(tracker)
     if more:
         job = job.model_copy(update={"predictions": [*job.predictions, *more]})
     with progress_hook(progress and not quiet) as hook:
@@ -81,6 +88,8 @@ def score(
         print_single(done)
     else:
         print_many(done)
+    folders = [done.out] if done.single else [done.out / name for name in done.runs]
+    track_folders(folders, tracker, tracker_project, command="crystal score", quiet=quiet)
     if done.failures:
         raise typer.Exit(EXIT_INPUT)
 

@@ -163,6 +163,8 @@ class LeaderboardOutput:
     """The table, as Markdown, CSV or LaTeX."""
     skipped: list[str] = field(default_factory=list)
     """A note per path that was not a results folder."""
+    runs: list[RunData] = field(default_factory=list)
+    """The results folders in the table, loaded (what ``--tracker`` logs)."""
 
 
 def _load(config: _Runs, *, all_needed: bool = False) -> tuple[list[RunData], list[str]]:
@@ -230,7 +232,7 @@ def write_leaderboard(
     text = render(rows, config.output_format, intervals=config.intervals)
     if out is not None:
         atomic_write_text(out, text)
-    return LeaderboardOutput(text=text, skipped=skipped)
+    return LeaderboardOutput(text=text, skipped=skipped, runs=runs)
 
 
 def compare_results(config: CompareConfig, out: str | Path | None = None) -> RunComparison:
