@@ -24,6 +24,7 @@ import pytest
 from crystalbench.data import SAMPLE_DIR, load_benchmark
 from crystalbench.data.predictions import load_predictions
 from crystalbench.encoders import HashEncoder
+from crystalbench.errors import InputError
 from crystalbench.rewards import RewardScorer, load_reward_encoder
 from crystalbench.rewards.runtime import shared_source
 from crystalbench.types import BenchmarkItem
@@ -189,3 +190,16 @@ def test_the_reward_server_serves_the_guard_it_was_configured_with():
     assert plain.step_f1 == 1.0  # the hole the guard closes
     with pytest.raises(ValueError, match="guard"):
         RewardServerConfig(guard="strict")
+
+
+def test_a_bad_reward_variable_is_an_input_error_naming_it(monkeypatch):
+    """``$CRYSTAL_REWARD_TAU`` goes through the one config loader: a value that is not a
+    number is an InputError naming the variable, not a bare ValueError."""
+    monkeypatch.setenv("CRYSTAL_REWARD_TAU", "high")
+    with pytest.raises(InputError) as raised:
+        shared_source(encoder="hash")
+    assert raised.value.field == "tau"
+    assert "CRYSTAL_REWARD_TAU" in str(raised.value)
+    monkeypatch.setenv("CRYSTAL_REWARD_TAU", "0.5")
+    assert shared_source(encoder="hash").tau == 0.5
+    assert shared_source(encoder="hash", tau=0.25).tau == 0.25

@@ -36,8 +36,11 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from crystalbench.config.loader import Given, build_config
 from crystalbench.defaults import ENCODER, GUARD, GUARDS, TAU
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.rewards.core import make_breakdown
@@ -52,7 +55,7 @@ from crystalbench.rewards.types import (
 )
 from crystalbench.types import BenchmarkItem
 
-__all__ = ["kind_and_source", "score_dicts", "shared_source"]
+__all__ = ["RewardEnvironment", "kind_and_source", "score_dicts", "shared_source"]
 
 _SOURCES: dict[tuple[Any, ...], SignalSource] = {}
 _LOCK = threading.Lock()
@@ -64,6 +67,55 @@ def _flag(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in _TRUE
     return bool(value)
+
+
+class RewardEnvironment(BaseModel):
+    """The settings of the process-wide scorer, read through the one config loader.
+
+    Keyword arguments of :func:`shared_source` win over the ``CRYSTAL_REWARD_*`` variables,
+    which win over the paper defaults; a bad value is an :class:`InputError` naming the
+    variable it came from.
+
+    Examples:
+        >>> from crystalbench.config.loader import build_config
+        >>> build_config(RewardEnvironment, environ={"CRYSTAL_REWARD_TAU": "0.5"}).tau
+        0.5
+        >>> try:
+        ...     build_config(RewardEnvironment, environ={"CRYSTAL_REWARD_TAU": "high"})
+        ... except InputError as error:
+        ...     print(error.field)
+        tau
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    environment_variables: ClassVar[dict[str, str]] = {
+        "server_url": "CRYSTAL_REWARD_SERVER",
+        "encoder": "CRYSTAL_REWARD_ENCODER",
+        "tau": "CRYSTAL_REWARD_TAU",
+        "device": "CRYSTAL_REWARD_DEVICE",
+        "allow_think": "CRYSTAL_REWARD_ALLOW_THINK",
+        "guard": "CRYSTAL_REWARD_GUARD",
+    }
+    """The variables of the module's table, read when no keyword argument sets a field."""
+
+    server_url: str | None = None
+    """A ``crystal serve-rewards`` URL; ``None``: score in process."""
+    encoder: str = ENCODER
+    """The sentence encoder's name."""
+    tau: float = TAU
+    """Minimum cosine for a step pair to match."""
+    device: str | None = None
+    """Where the encoder runs; automatic when ``None``."""
+    allow_think: bool = False
+    """Accept a ``<think>`` block before the answer."""
+    guard: str = GUARD
+    """The fact guard's name."""
+
+    @field_validator("allow_think", mode="before")
+    @classmethod
+    def _truthy(cls, value: Any) -> bool:
+        return _flag(value)
 
 
 def shared_source(
@@ -80,6 +132,7 @@ def shared_source(
 
     Raises:
         UnknownNameError: ``guard`` (or ``$CRYSTAL_REWARD_GUARD``) is not a fact guard.
+        InputError: a bad value, e.g. ``$CRYSTAL_REWARD_TAU=high``, naming its variable.
 
     Examples:
         >>> shared_source(encoder="hash") is shared_source(encoder="hash")
@@ -87,20 +140,32 @@ def shared_source(
         >>> shared_source(encoder="hash", guard="facts").guard
         'facts'
     """
-    url = server_url or os.environ.get("CRYSTAL_REWARD_SERVER") or None
-    think = _flag(
-        allow_think if allow_think is not None else os.environ.get("CRYSTAL_REWARD_ALLOW_THINK")
+    given = {
+        "server_url": server_url or None,
+        "encoder": encoder or None,
+        "tau": tau,
+        "device": device or None,
+        "allow_think": allow_think,
+        "guard": guard or None,
+    }
+    settings = build_config(
+        RewardEnvironment,
+        flags={field: Given(value) for field, value in given.items() if value is not None},
     )
-    if url:
-        key: tuple[Any, ...] = ("remote", url)
+    if settings.guard not in GUARDS:
+        raise UnknownNameError("guard", settings.guard, GUARDS)
+    if settings.server_url:
+        key: tuple[Any, ...] = ("remote", settings.server_url)
     else:
-        name = encoder or os.environ.get("CRYSTAL_REWARD_ENCODER") or ENCODER
-        threshold = tau if tau is not None else float(os.environ.get("CRYSTAL_REWARD_TAU", TAU))
-        where = device or os.environ.get("CRYSTAL_REWARD_DEVICE") or None
-        fact_guard = guard or os.environ.get("CRYSTAL_REWARD_GUARD") or GUARD
-        if fact_guard not in GUARDS:
-            raise UnknownNameError("guard", fact_guard, GUARDS)
-        key = ("local", name, threshold, where, think, cache_dir, fact_guard)
+        key = (
+            "local",
+            settings.encoder,
+            settings.tau,
+            settings.device,
+            settings.allow_think,
+            cache_dir,
+            settings.guard,
+        )
     with _LOCK:
         source = _SOURCES.get(key)
         if source is None:
