@@ -15,11 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from crystalbench.training.arguments import grpo_arguments
 from crystalbench.training.checkpoints import checkpoint_keeper
-from crystalbench.training.config import PhasePlan, TrainConfig
+from crystalbench.training.config import PhasePlan, TrainConfig, TrainingError
 from crystalbench.training.curriculum import curriculum_schedule
 from crystalbench.training.data import item_messages, prompt_digest, to_trl_dataset
 from crystalbench.training.preparation import TrainingData
 from crystalbench.training.run_files import run_files_callback, run_record, write_run_files
+from crystalbench.training.tiny_model import (
+    build_tiny_model,
+    is_tiny_model,
+    tiny_generation_kwargs,
+)
 
 if TYPE_CHECKING:
     from crystalbench.encoders.base import Encoder
@@ -38,6 +43,24 @@ def load_processor(config: TrainConfig) -> Any:
         trust_remote_code=config.model.trust_remote_code,
         **config.model.processor_kwargs,
     )
+
+
+def grpo_settings(args: dict[str, Any]) -> Any:
+    """``GRPOConfig(**args)``, its refusals turned into one line naming the ``grpo`` settings.
+
+    Raises:
+        TrainingError: ``GRPOConfig`` (or transformers' ``TrainingArguments``) rejects them.
+    """
+    from trl import GRPOConfig
+
+    try:
+        return GRPOConfig(**args)
+    except (ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TrainingError(
+            f"TRL's GRPOConfig refuses the grpo settings: {first} (change the grpo field it "
+            "names, or the grpo.extra entry)"
+        ) from None
 
 
 def build_trainer(
@@ -60,8 +83,6 @@ def build_trainer(
         processing_class: Processor; ``None`` loads it from ``config.model``.
         callbacks: Extra ``TrainerCallback`` objects.
     """
-    from trl import GRPOConfig
-
     from crystalbench.rewards import load_reward_encoder, shared_source, trl_reward_funcs
     from crystalbench.training.trainer import CrystalGRPOTrainer
 
@@ -84,7 +105,19 @@ def build_trainer(
     )
 
     args = grpo_arguments(config, plan)
-    grpo_config = GRPOConfig(**args)
+    if is_tiny_model(config.model.name_or_path):
+        if model is None or processing_class is None:
+            items = [*data.split.train, *data.split.validation]
+            tiny, tiny_processor = build_tiny_model(
+                config.model.name_or_path, items, seed=config.seed
+            )
+            model = tiny if model is None else model
+            processing_class = processing_class or tiny_processor
+        args["generation_kwargs"] = {
+            **tiny_generation_kwargs(processing_class),
+            **(args.get("generation_kwargs") or {}),
+        }
+    grpo_config = grpo_settings(args)
     if processing_class is None:
         processing_class = load_processor(config)
 

@@ -30,6 +30,7 @@ from crystalbench.defaults import CPR_ANSWER_WEIGHT
 from crystalbench.errors import UnknownNameError
 from crystalbench.training.config import TrainConfig, TrainingError, require_training_stack
 from crystalbench.training.evaluation import VALIDATION_METRICS
+from crystalbench.training.preflight import check_environment
 from crystalbench.types import Record
 
 __all__ = [
@@ -158,6 +159,8 @@ def run_sweep(
     from crystalbench.training.runner import prepare_data, run_training
 
     require_training_stack("crystal train-sweep")
+    if model_factory is None:
+        check_environment(config, what="crystal train-sweep")
     if metric not in VALIDATION_METRICS:
         raise TrainingError(
             f"unknown sweep metric {metric!r} (valid: {', '.join(VALIDATION_METRICS)})"
