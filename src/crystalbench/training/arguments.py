@@ -68,6 +68,7 @@ def grpo_arguments(config: TrainConfig, plan: PhasePlan) -> dict[str, Any]:
         "save_total_limit": g.save_total_limit if plan.name != "phase1" else None,
         "eval_strategy": "steps" if evaluation else "no",
         "eval_steps": (plan.eval_steps or _EVAL_ONLY_AT_END) if evaluation else None,
+        "eval_on_start": evaluation and config.evaluation.at_start,
         "shuffle_dataset": not plan.ordered,
         "remove_unused_columns": False,
         "model_init_kwargs": {

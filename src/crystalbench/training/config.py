@@ -297,6 +297,9 @@ class EvaluationConfig(_Config):
     """Prompts per generate call per device."""
     max_new_tokens: int | None = Field(None, ge=1)
     """Generation budget (``grpo.max_completion_length`` when ``None``)."""
+    at_start: bool = False
+    """Also validate the initial policy (step 0) before the first update: the reference
+    point of the over-optimization report (KL 0, the starting graders' values)."""
 
 
 class TrainConfig(_Config):

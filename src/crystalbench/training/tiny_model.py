@@ -8,7 +8,7 @@ processing, GRPO loop, validation, checkpoint selection and reports run).
   layers and two vision blocks of width 16 (tens of thousands of parameters), seeded.
 - **Tokenizer:** a ``tokenizers`` WordLevel model over printable characters with Qwen's special
   tokens, wrapped as ``Qwen2TokenizerFast``; the processor pairs it with Qwen2-VL's PIL image
-  processor capped at 56x56 pixels (one image token).
+  processor at 28x28 pixels (one image token per image).
 - **Completions:** a random model never writes the CRYSTAL JSON object character by character,
   so every reward would be 0 and nothing would move. The vocabulary therefore also holds a few
   *whole completions* as single tokens (per pool item: its reference chain with the right
@@ -147,8 +147,11 @@ def _processor(tokenizer: Any) -> Any:
             self.video_token_id = tokenizer.convert_tokens_to_ids(self.video_token)
             ProcessorMixin.__init__(self, image_processor, tokenizer, chat_template=chat_template)
 
-    # At most 56x56 pixels: 4 patches of 14, merged 2x2 into one image token.
-    images = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=56 * 56)
+    # Every image becomes 28x28 pixels: 4 patches of 14, merged 2x2 into one image token. One
+    # size for all: with TRL 1.16 and transformers 5.25, a batch that mixes images of 2 and 4
+    # tokens failed in Qwen2.5-VL's get_rope_index ("shape mismatch: value tensor of shape
+    # [3, 439] cannot be broadcast to indexing result of shape [3, 441]").
+    images = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=28 * 28)
     return TinyQwen2_5_VLProcessor(
         image_processor=images, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE
     )
