@@ -212,7 +212,7 @@ def build_overoptimization(run_dir: str | Path, *, form: str = "rl") -> Overopti
     fits = []
     if with_kl and rows:
         start = rows[0]
-        if start.sqrt_kl not in (None, 0.0):
+        if start.sqrt_kl is not None and start.sqrt_kl > 1e-3:
             notes.append(
                 "the first validation is not the initial policy (evaluation.at_start: true "
                 "adds it): gains are measured from the first validated step"
