@@ -35,7 +35,7 @@ from crystalbench.training.arguments import grpo_arguments
 from crystalbench.training.building import build_trainer, load_processor
 from crystalbench.training.config import TrainConfig, require_training_stack
 from crystalbench.training.phases import PhaseResult, release, train_phase
-from crystalbench.training.preflight import check_environment
+from crystalbench.training.preflight import check_environment, check_model_reachable
 from crystalbench.training.preparation import ProgressHook, TrainingData, prepare_data
 from crystalbench.training.strategies import CurriculumResult, check_phase_selection, run_strategy
 
@@ -93,8 +93,10 @@ def run_training(
     """
     require_training_stack()
     check_phase_selection(config, phases)
-    check_environment(config, check_model=model is None)
+    check_environment(config, check_model=False)
     data = data or prepare_data(config, progress=progress)
+    if model is None and phases != "phase2":  # phase 2 alone loads its phase-1 checkpoint
+        check_model_reachable(config)
     out = Path(config.output_dir)
     existed = out.exists()
     try:

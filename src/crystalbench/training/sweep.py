@@ -159,13 +159,13 @@ def run_sweep(
     from crystalbench.training.runner import prepare_data, run_training
 
     require_training_stack("crystal train-sweep")
-    if model_factory is None:
-        check_environment(config, what="crystal train-sweep")
     if metric not in VALIDATION_METRICS:
         raise TrainingError(
             f"unknown sweep metric {metric!r} (valid: {', '.join(VALIDATION_METRICS)})"
         )
     runs = sweep_configs(config, grid, keep_step_weight=keep_step_weight)
+    if model_factory is None:
+        check_environment(config, what="crystal train-sweep")
     data = prepare_data(config)
     points: list[SweepPoint] = []
     out = Path(config.output_dir)
