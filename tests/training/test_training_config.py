@@ -208,5 +208,5 @@ def test_grpo_arguments_build_a_real_grpo_config(tmp_path):
     assert phase2.learning_rate == phase1.learning_rate / 2
     assert phase1.shuffle_dataset
     assert not phase2.shuffle_dataset
-    assert phase2.reward_weights == [1.0, 1.0]
+    assert phase2.reward_weights == [1.0, 1.0, 0.0, 0.0]  # two held-out graders at weight 0
     assert phase1.save_steps == phase1.eval_steps == 100
