@@ -17,7 +17,9 @@ Imports run one way (``tests/test_import_graph.py`` checks it, imports inside fu
 included); each line imports only from the lines above it::
 
     config  data  leakage  evaluation  pcgrad  sampler       the bottom: no package imports
+    tiny_model                                               the bundled tiny policy
     curriculum  checkpoints  arguments  preparation         order, selection, GRPOConfig, data
+    preflight                                                what the machine must offer
     trainer  run_files                                       the GRPOTrainer subclass, provenance
     building                                                 one phase's trainer (stage 2)
     phases -> strategies -> runner -> sweep                  train a phase, chain them, the CLI's

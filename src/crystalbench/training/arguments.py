@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench.errors import InputError, UnknownNameError
+from crystalbench.training.checkpoints import phase_selection_metric
 from crystalbench.training.config import RECIPES_DIR, PhasePlan, TrainConfig
 
 __all__ = ["grpo_arguments"]
@@ -49,7 +50,8 @@ def grpo_arguments(config: TrainConfig, plan: PhasePlan) -> dict[str, Any]:
         "loss_type": g.loss_type,
         "scale_rewards": g.scale_rewards,
         "multi_objective_aggregation": g.multi_objective_aggregation,
-        "reward_weights": [term.weight for term in plan.terms],
+        # Held-out graders are reward functions of weight 0: logged, never trained on.
+        "reward_weights": [term.weight for term in plan.terms] + [0.0] * len(config.heldout),
         "warmup_steps": g.warmup_steps,
         "lr_scheduler_type": g.lr_scheduler_type,
         "weight_decay": g.weight_decay,
@@ -65,9 +67,14 @@ def grpo_arguments(config: TrainConfig, plan: PhasePlan) -> dict[str, Any]:
         # Phase 2 starts from phase-1 weights with a fresh optimizer: optimizer state in
         # phase-1 checkpoints would only cost disk.
         "save_only_model": plan.name == "phase1",
-        "save_total_limit": g.save_total_limit if plan.name != "phase1" else None,
+        # Rotation is crystalbench's when a phase selects its best checkpoint (it keeps the
+        # best validated one); TRL's otherwise.
+        "save_total_limit": None
+        if phase_selection_metric(config, plan) is not None
+        else g.save_total_limit,
         "eval_strategy": "steps" if evaluation else "no",
         "eval_steps": (plan.eval_steps or _EVAL_ONLY_AT_END) if evaluation else None,
+        "eval_on_start": evaluation and config.evaluation.at_start,
         "shuffle_dataset": not plan.ordered,
         "remove_unused_columns": False,
         "model_init_kwargs": {

@@ -14,12 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crystalbench.training.arguments import grpo_arguments
-from crystalbench.training.checkpoints import checkpoint_keeper
-from crystalbench.training.config import PhasePlan, TrainConfig
+from crystalbench.training.checkpoints import checkpoint_keeper, phase_selection_metric
+from crystalbench.training.config import PhasePlan, RewardTerm, TrainConfig, TrainingError
 from crystalbench.training.curriculum import curriculum_schedule
 from crystalbench.training.data import item_messages, prompt_digest, to_trl_dataset
 from crystalbench.training.preparation import TrainingData
 from crystalbench.training.run_files import run_files_callback, run_record, write_run_files
+from crystalbench.training.tiny_model import (
+    build_tiny_model,
+    is_tiny_model,
+    tiny_generation_kwargs,
+)
 
 if TYPE_CHECKING:
     from crystalbench.encoders.base import Encoder
@@ -38,6 +43,61 @@ def load_processor(config: TrainConfig) -> Any:
         trust_remote_code=config.model.trust_remote_code,
         **config.model.processor_kwargs,
     )
+
+
+def reward_functions(
+    config: TrainConfig, plan: PhasePlan, source: SignalSource
+) -> tuple[list[Any], list[RewardTerm]]:
+    """The phase's TRL reward functions and their terms: the trained ones, then one per
+    held-out grader (weight 0, objective ``heldout``, named ``heldout_<name>``).
+
+    Each held-out grader scores in process with its own encoder and threshold (never on the
+    reward server, which holds the reward's encoder).
+    """
+    from crystalbench.rewards import CrystalReward, shared_source
+    from crystalbench.training.controls import RandomReward
+
+    rewards = config.rewards
+    weights = rewards.weights
+    functions: list[Any] = []
+    for term in plan.terms:
+        if term.kind == "random":
+            functions.append(RandomReward(config.seed, weights.cpr_answer + weights.cpr_step))
+        else:
+            functions.append(CrystalReward(source, term.kind, weights=weights))
+    terms = list(plan.terms)
+    for grader in config.heldout:
+        grader_source = shared_source(
+            encoder=grader.encoder or rewards.encoder,
+            tau=grader.tau if grader.tau is not None else rewards.tau,
+            device=rewards.device,
+            allow_think=rewards.allow_think,
+        )
+        functions.append(
+            CrystalReward(
+                grader_source, grader.kind, weights=weights, name=f"heldout_{grader.name}"
+            )
+        )
+        terms.append(RewardTerm(kind=grader.kind, weight=0.0, objective="heldout"))
+    return functions, terms
+
+
+def grpo_settings(args: dict[str, Any]) -> Any:
+    """``GRPOConfig(**args)``, its refusals turned into one line naming the ``grpo`` settings.
+
+    Raises:
+        TrainingError: ``GRPOConfig`` (or transformers' ``TrainingArguments``) rejects them.
+    """
+    from trl import GRPOConfig
+
+    try:
+        return GRPOConfig(**args)
+    except (ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TrainingError(
+            f"TRL's GRPOConfig refuses the grpo settings: {first} (change the grpo field it "
+            "names, or the grpo.extra entry)"
+        ) from None
 
 
 def build_trainer(
@@ -60,9 +120,7 @@ def build_trainer(
         processing_class: Processor; ``None`` loads it from ``config.model``.
         callbacks: Extra ``TrainerCallback`` objects.
     """
-    from trl import GRPOConfig
-
-    from crystalbench.rewards import load_reward_encoder, shared_source, trl_reward_funcs
+    from crystalbench.rewards import load_reward_encoder, shared_source
     from crystalbench.training.trainer import CrystalGRPOTrainer
 
     rewards = config.rewards
@@ -75,16 +133,26 @@ def build_trainer(
         device=rewards.device,
         allow_think=rewards.allow_think,
     )
-    reward_funcs = trl_reward_funcs(
-        source, [term.kind for term in plan.terms], weights=rewards.weights, log_metrics=False
-    )
+    reward_funcs, terms = reward_functions(config, plan, source)
     evaluation = config.evaluation
     encoder = (
         load_reward_encoder(rewards.encoder, device=rewards.device) if evaluation.enabled else None
     )
 
     args = grpo_arguments(config, plan)
-    grpo_config = GRPOConfig(**args)
+    if is_tiny_model(config.model.name_or_path):
+        if model is None or processing_class is None:
+            items = [*data.split.train, *data.split.validation]
+            tiny, tiny_processor = build_tiny_model(
+                config.model.name_or_path, items, seed=config.seed
+            )
+            model = tiny if model is None else model
+            processing_class = processing_class or tiny_processor
+        args["generation_kwargs"] = {
+            **tiny_generation_kwargs(processing_class),
+            **(args.get("generation_kwargs") or {}),
+        }
+    grpo_config = grpo_settings(args)
     if processing_class is None:
         processing_class = load_processor(config)
 
@@ -106,10 +174,9 @@ def build_trainer(
     )
     run = run_record(config, plan, data, args)
     own_callbacks = [run_files_callback(config, run)]
-    if plan.name == "phase1" and config.grpo.save_total_limit is not None:
-        own_callbacks.append(
-            checkpoint_keeper(config.curriculum.selection_metric, config.grpo.save_total_limit)
-        )
+    keep_by = phase_selection_metric(config, plan)
+    if keep_by is not None and config.grpo.save_total_limit is not None:
+        own_callbacks.append(checkpoint_keeper(keep_by, config.grpo.save_total_limit))
     trainer = CrystalGRPOTrainer(
         model=model if model is not None else config.model.name_or_path,
         reward_funcs=reward_funcs,
@@ -118,7 +185,7 @@ def build_trainer(
         eval_dataset=eval_dataset,
         processing_class=processing_class,
         callbacks=[*own_callbacks, *(callbacks or [])],
-        reward_terms=plan.terms,
+        reward_terms=terms,
         signal_source=source,
         weights=rewards.weights,
         pcgrad=config.pcgrad if plan.pcgrad else None,
@@ -195,6 +262,7 @@ def _validation_setup(
         tau=rewards.tau,
         batch_size=evaluation.batch_size,
         max_new_tokens=evaluation.max_new_tokens or config.grpo.max_completion_length,
+        kl=evaluation.kl,
     )
 
 

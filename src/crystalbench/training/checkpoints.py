@@ -10,20 +10,36 @@ validation is held out of the training pool) for the hand-over
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from crystalbench._internal.io import read_jsonl
+from crystalbench._internal.io import atomic_write_text, read_jsonl
 from crystalbench.errors import UnknownNameError
-from crystalbench.training.config import TrainingError
+from crystalbench.training.config import PhasePlan, TrainConfig, TrainingError
 from crystalbench.types import Record
 
-__all__ = ["SELECTION_METRICS", "CheckpointChoice", "checkpoint_keeper", "select_best_checkpoint"]
+__all__ = [
+    "BEST_FILE",
+    "BEST_LINK",
+    "SELECTION_METRICS",
+    "CheckpointChoice",
+    "checkpoint_keeper",
+    "phase_selection_metric",
+    "select_best_checkpoint",
+    "write_best",
+]
 
 SELECTION_METRICS = ("accuracy", "format_rate", "cpr", "match_f1", "harmonic")
-"""Validation metrics a phase-1 checkpoint can be selected on."""
+"""Validation metrics a phase-1 checkpoint can be selected on (``curriculum.selection_metric``;
+``evaluation.selection_metric`` takes any recorded metric, held-out graders included)."""
+
+BEST_FILE = "best.json"
+"""The selected checkpoint of a phase folder (:class:`CheckpointChoice`)."""
+BEST_LINK = "best"
+"""A link to the selected ``checkpoint-N`` folder (a one-line text file where links fail)."""
 
 
 class CheckpointChoice(Record):
@@ -58,14 +74,17 @@ def select_best_checkpoint(run_dir: str | Path, metric: str = "accuracy") -> Che
         UnknownNameError: Unknown metric.
         TrainingError: No validated checkpoint in ``run_dir``.
     """
-    if metric not in SELECTION_METRICS:
-        raise UnknownNameError("selection metric", metric, SELECTION_METRICS)
     run_dir = Path(run_dir)
     records: dict[int, dict[str, float]] = {}
     log = run_dir / "validation.jsonl"
     if log.is_file():
         for _, row in read_jsonl(log):
             records[int(row["step"])] = {k: float(v) for k, v in row["metrics"].items()}
+    recorded = {name for values in records.values() for name in values}
+    if records and metric not in recorded:
+        raise UnknownNameError("selection metric", metric, recorded)
+    if not records and metric not in SELECTION_METRICS and "/" not in metric:
+        raise UnknownNameError("selection metric", metric, SELECTION_METRICS)
     checkpoints = (
         {
             int(m.group(1)): path
@@ -84,7 +103,8 @@ def select_best_checkpoint(run_dir: str | Path, metric: str = "accuracy") -> Che
 
     def key(step: int) -> tuple[float, float, int]:
         values = records[step]
-        return (values[metric], values.get("format_rate", 0.0), -step)
+        value = values[metric]
+        return (value if value == value else float("-inf"), values.get("format_rate", 0.0), -step)
 
     best = max(steps, key=key)
     return CheckpointChoice(
@@ -95,6 +115,41 @@ def select_best_checkpoint(run_dir: str | Path, metric: str = "accuracy") -> Che
         metrics=records[best],
         candidates=[(step, records[step][metric]) for step in steps],
     )
+
+
+def phase_selection_metric(config: TrainConfig, plan: PhasePlan) -> str | None:
+    """The validation metric a phase selects its checkpoint by, or ``None``.
+
+    Phase 1 of ``cpr-curriculum`` hands over by ``curriculum.selection_metric``; every other
+    phase marks its ``best`` checkpoint by ``evaluation.selection_metric``. Nothing is selected
+    without validation or saved checkpoints.
+    """
+    if not (config.evaluation.enabled and config.grpo.save):
+        return None
+    if plan.name == "phase1":
+        return config.curriculum.selection_metric
+    return config.evaluation.selection_metric
+
+
+def write_best(run_dir: str | Path, choice: CheckpointChoice) -> Path:
+    """Record ``choice`` in ``run_dir``: :data:`BEST_FILE` and the :data:`BEST_LINK` link.
+
+    Returns:
+        The ``best.json`` path.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / BEST_FILE
+    record = {**choice.model_dump(mode="json"), "split": "validation"}
+    atomic_write_text(path, json.dumps(record, indent=2) + "\n")
+    link = run_dir / BEST_LINK
+    if link.is_symlink() or link.is_file():
+        link.unlink()
+    target = Path(choice.path)
+    try:
+        link.symlink_to(target.name if target.parent == run_dir else target.resolve())
+    except OSError:  # no links on this file system: say where it is instead
+        atomic_write_text(link, str(target) + "\n")
+    return path
 
 
 def checkpoint_keeper(metric: str, keep_last: int) -> Any:

@@ -16,7 +16,12 @@ cpr               ``cpr_answer`` + ``cpr_reasoning`` (= a_w c + s_w F1 (c + lamb
 cpr-curriculum    phase 1: as answer-only; phase 2 (from the best phase-1 checkpoint,
                   lower learning rate, fresh optimizer, items ordered by reference steps):
                   as cpr
+random            ``random`` (control: a seeded uniform reward on CPR's range [0, a_w + s_w])
+format-only       ``format`` x w_format (control: the format alone)
 ================  ========================================================================
+
+Held-out graders (``heldout``) are added to every phase as TRL reward functions of weight 0:
+logged, never trained on.
 
 Each reward term belongs to one *objective*, ``answer`` or ``reasoning``; PCGrad projects the
 gradients of the two objectives (see :mod:`crystalbench.training.pcgrad`).
@@ -40,12 +45,14 @@ from crystalbench.errors import CrystalbenchError, UnknownNameError
 from crystalbench.rewards.types import RewardKind, RewardWeights
 
 __all__ = [
+    "CONTROL_STRATEGIES",
     "OBJECTIVES",
     "STRATEGIES",
     "CurriculumConfig",
     "DataConfig",
     "EvaluationConfig",
     "GRPOSettings",
+    "HeldoutGrader",
     "LeakageConfig",
     "LeakageError",
     "ModelConfig",
@@ -56,6 +63,7 @@ __all__ = [
     "RewardConfig",
     "RewardTerm",
     "Strategy",
+    "TermKind",
     "TrainConfig",
     "TrainingError",
     "bundled_file",
@@ -68,11 +76,25 @@ __all__ = [
     "reward_terms",
 ]
 
-Strategy = Literal["answer-only", "composite", "cpr", "cpr-curriculum"]
-STRATEGIES: tuple[str, ...] = ("answer-only", "composite", "cpr", "cpr-curriculum")
+Strategy = Literal["answer-only", "composite", "cpr", "cpr-curriculum", "random", "format-only"]
+STRATEGIES: tuple[str, ...] = (
+    "answer-only",
+    "composite",
+    "cpr",
+    "cpr-curriculum",
+    "random",
+    "format-only",
+)
+CONTROL_STRATEGIES: tuple[str, ...] = ("random", "format-only")
+"""Controls: what a gain looks like without the reward's signal (``random``: a seeded random
+reward on CPR's scale) or with the format alone (``format-only``)."""
 
-Objective = Literal["answer", "reasoning"]
+Objective = Literal["answer", "reasoning", "heldout"]
 OBJECTIVES: tuple[str, ...] = ("answer", "reasoning")
+"""The trained objectives PCGrad projects; ``heldout`` graders are logged, never trained on."""
+
+TermKind = Literal[RewardKind, "random"]
+"""A reward term's kind: a :mod:`crystalbench.rewards` kind, or the ``random`` control."""
 
 RECIPES_DIR = Path(__file__).resolve().parent / "recipes"
 """Bundled recipes (``recipe:NAME`` in ``--config``)."""
@@ -177,6 +199,28 @@ class RewardConfig(_Config):
     """Reward encoder device (``cuda:$LOCAL_RANK`` when a GPU is visible)."""
 
 
+class HeldoutGrader(_Config):
+    """A grader logged during training and never trained on (weight 0): the check that a gain
+    is not grader fitting.
+
+    In training it is a TRL reward function of weight 0 (logged as
+    ``rewards/heldout_<name>/mean``); at each validation it is scored on the validation
+    completions (``heldout/<name>`` in ``validation.jsonl``; selectable by
+    ``evaluation.selection_metric``).
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Short name (``f1_minilm``, ``accuracy``): the logged key."""
+    kind: RewardKind = "step_f1"
+    """What it measures: ``step_f1`` (Match F1 of the JSON steps), ``answer``, ``format``,
+    ``cpr``..."""
+    encoder: str | None = None
+    """Encoder of its step matching (``None``: ``rewards.encoder``); another family than the
+    reward's makes it a held-out grader of the reasoning."""
+    tau: float | None = Field(None, ge=-1.0, le=1.0)
+    """Its matching threshold (``None``: ``rewards.tau``; use the encoder's own threshold)."""
+
+
 class GRPOSettings(_Config):
     """The GRPO knobs crystalbench sets; anything else goes through ``extra``.
 
@@ -275,6 +319,9 @@ class CurriculumConfig(_Config):
     1..k, so the pool widens towards longer chains."""
     stages: int = Field(3, ge=2)
     """Buckets of the ``staged`` pacing."""
+    enabled: bool = True
+    """Order phase 2 from fewer to more reference steps; ``false`` shuffles it (the
+    curriculum ablation: the two phases and the hand-over stay)."""
     tie_break: Literal["hash", "id"] = "hash"
     """Order among items with the same step count: a seeded hash of the id (mixes sources
     deterministically) or the id itself."""
@@ -297,6 +344,20 @@ class EvaluationConfig(_Config):
     """Prompts per generate call per device."""
     max_new_tokens: int | None = Field(None, ge=1)
     """Generation budget (``grpo.max_completion_length`` when ``None``)."""
+    at_start: bool = False
+    """Also validate the initial policy (step 0) before the first update: the reference
+    point of the over-optimization report (KL 0, the starting graders' values)."""
+    kl: bool = False
+    """Measure KL to the phase's initial policy at each validation (``sqrt_kl``, the x axis of
+    the over-optimization report): the summed per-token KL along each greedy validation
+    completion. Uses TRL's reference model when ``grpo.beta > 0``; otherwise keeps a frozen
+    copy of the initial policy (its memory; not under DeepSpeed ZeRO-3)."""
+    selection_metric: str | None = "harmonic"
+    """Validation metric that picks the run's ``best`` checkpoint (``best.json`` and a
+    ``best`` link in the phase folder): any validation metric (``harmonic``, ``accuracy``,
+    ``match_f1``...) or a held-out grader (``heldout/NAME``); ``None``: no selection. Chosen
+    on the validation split, never on benchmark items. Checkpoints are then saved whenever
+    validation runs (``save_steps = eval_steps``)."""
 
 
 class TrainConfig(_Config):
@@ -327,9 +388,14 @@ class TrainConfig(_Config):
     pcgrad: PCGradConfig = Field(default_factory=PCGradConfig)
     curriculum: CurriculumConfig = Field(default_factory=CurriculumConfig)
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    heldout: list[HeldoutGrader] = Field(default_factory=list)
+    """Held-out graders: logged in training with weight 0 and scored at each validation."""
 
     @model_validator(mode="after")
     def _consistent(self) -> TrainConfig:
+        names = [grader.name for grader in self.heldout]
+        if len(set(names)) != len(names):
+            raise ValueError(f"heldout: grader names must be unique, got {names}")
         if self.pcgrad.enabled:
             for plan in phase_plans(self):
                 objectives = {term.objective for term in plan.terms}
@@ -365,8 +431,8 @@ class TrainConfig(_Config):
 class RewardTerm(_Config):
     """One TRL reward function of a phase."""
 
-    kind: RewardKind
-    """Reward kind of :mod:`crystalbench.rewards` (its ``CrystalReward``)."""
+    kind: TermKind
+    """Reward kind of :mod:`crystalbench.rewards` (its ``CrystalReward``), or ``random``."""
     weight: float
     """TRL ``reward_weights`` entry."""
     objective: Objective
@@ -421,6 +487,10 @@ def reward_terms(strategy: str, weights: RewardWeights, phase: str = "main") -> 
     ]
     if strategy == "answer-only":
         return answer_terms
+    if strategy == "format-only":
+        return [answer_terms[0]]
+    if strategy == "random":
+        return [RewardTerm(kind="random", weight=1.0, objective="answer")]
     if strategy == "composite":
         return [
             *answer_terms,
@@ -450,6 +520,9 @@ def phase_plans(config: TrainConfig) -> list[PhasePlan]:
     base = Path(config.output_dir)
     if config.strategy != "cpr-curriculum":
         terms = reward_terms(config.strategy, config.rewards.weights)
+        save_steps = grpo.save_steps
+        if grpo.eval_steps is not None and _selects(config):
+            save_steps = grpo.eval_steps
         return [
             PhasePlan(
                 name="main",
@@ -458,7 +531,7 @@ def phase_plans(config: TrainConfig) -> list[PhasePlan]:
                 learning_rate=grpo.learning_rate,
                 max_steps=grpo.max_steps,
                 num_train_epochs=grpo.num_train_epochs,
-                save_steps=grpo.save_steps,
+                save_steps=save_steps,
                 eval_steps=grpo.eval_steps,
                 ordered=False,
                 pcgrad=config.pcgrad.enabled,
@@ -477,7 +550,7 @@ def phase_plans(config: TrainConfig) -> list[PhasePlan]:
             rate = grpo.learning_rate
         eval_steps = overrides.eval_steps or grpo.eval_steps
         save_steps = overrides.save_steps or grpo.save_steps
-        if name == "phase1" and eval_steps is not None:
+        if eval_steps is not None and (name == "phase1" or _selects(config)):
             save_steps = eval_steps
         terms = reward_terms("cpr-curriculum", config.rewards.weights, name)
         plans.append(
@@ -492,11 +565,17 @@ def phase_plans(config: TrainConfig) -> list[PhasePlan]:
                 num_train_epochs=overrides.num_train_epochs or grpo.num_train_epochs,
                 save_steps=save_steps,
                 eval_steps=eval_steps,
-                ordered=name == "phase2",
+                ordered=name == "phase2" and config.curriculum.enabled,
                 pcgrad=config.pcgrad.enabled and len({t.objective for t in terms}) == 2,
             )
         )
     return plans
+
+
+def _selects(config: TrainConfig) -> bool:
+    return bool(
+        config.evaluation.enabled and config.evaluation.selection_metric and config.grpo.save
+    )
 
 
 def _resolve_path(spec: str | Path) -> Path:

@@ -12,7 +12,10 @@ and scores it twice:
   Causal Process Reward with the run's weights);
 
 plus ``harmonic``, the harmonic mean of accuracy and Match F1 (a weight-free summary used by
-the reward-weight sweep). :func:`score_validation` is the pure part; :func:`generate_completions`
+the reward-weight sweep). The trainer adds ``proxy`` (the phase's own weighted reward on the
+validation completions), ``heldout/NAME`` per held-out grader (:func:`reward_means`) and, with
+``evaluation.kl``, ``kl`` and ``sqrt_kl`` to the phase's initial policy (:func:`sequence_kl`).
+:func:`score_validation` is the pure part; :func:`generate_completions`
 runs the model (single process, DDP or DeepSpeed ZeRO-3).
 """
 
@@ -35,7 +38,10 @@ __all__ = [
     "ValidationResult",
     "generate_completions",
     "harmonic_mean",
+    "item_columns",
+    "reward_means",
     "score_validation",
+    "sequence_kl",
 ]
 
 VALIDATION_METRICS = (
@@ -140,6 +146,62 @@ def score_validation(
     return ValidationResult(n_items=len(items), metrics=metrics)
 
 
+def item_columns(items: Sequence[BenchmarkItem]) -> dict[str, list[Any]]:
+    """The TRL dataset columns reward functions read, for ``items`` (one value per item).
+
+    Examples:
+        >>> item = BenchmarkItem(id="1", source="x", question="2+2?", answer="4",
+        ...                      reference_steps=["Add."])
+        >>> item_columns([item])["reference_steps"]
+        [['Add.']]
+    """
+    from crystalbench.answers import infer_answer_type
+
+    return {
+        "id": [item.id for item in items],
+        "source": [item.source for item in items],
+        "question": [item.question for item in items],
+        "options": [list(item.options) for item in items],
+        "answer": [item.answer for item in items],
+        "answer_type": [infer_answer_type(item) for item in items],
+        "reference_steps": [[s for s in item.reference_steps if s.strip()] for item in items],
+    }
+
+
+def reward_means(
+    functions: Sequence[Any],
+    weights: Sequence[float],
+    items: Sequence[BenchmarkItem],
+    completions: Sequence[str],
+) -> tuple[float, list[float]]:
+    """``(weighted total, per-function means)`` of TRL reward functions on completions.
+
+    The total is the mean over completions of ``sum_k w_k r_k`` (a ``None`` reward counts as
+    absent, as TRL's ``nansum`` does); each per-function mean skips ``None``.
+
+    Examples:
+        >>> half = lambda completions, **kw: [0.5 for _ in completions]
+        >>> none = lambda completions, **kw: [None for _ in completions]
+        >>> item = BenchmarkItem(id="1", source="x", question="?", answer="a",
+        ...                      reference_steps=["s"])
+        >>> reward_means([half, none], [2.0, 1.0], [item], ["text"])
+        (1.0, [0.5, nan])
+    """
+    columns = item_columns(items)
+    rows = list(completions)
+    prompts = [item.question for item in items]
+    totals = [0.0] * len(rows)
+    means: list[float] = []
+    for function, weight in zip(functions, weights, strict=True):
+        values = function(prompts=prompts, completions=rows, **columns)
+        scored = [float(v) for v in values if v is not None]
+        means.append(math.fsum(scored) / len(scored) if scored else float("nan"))
+        for index, value in enumerate(values):
+            if value is not None:
+                totals[index] += weight * float(value)
+    return (math.fsum(totals) / len(totals) if totals else 0.0), means
+
+
 def generate_completions(
     trainer: Any,
     items: Sequence[BenchmarkItem],
@@ -148,12 +210,18 @@ def generate_completions(
     *,
     batch_size: int,
     max_new_tokens: int,
+    reference: Any = None,
+    kl_out: list[float] | None = None,
 ) -> list[str]:
     """Greedy completions of the trainer's policy, one per item, identical on every rank.
 
     Items are sharded over the ranks (each rank runs the same number of batches, so ZeRO-3
     without gathered weights stays in step), generated in batches with the processor's chat
     template, and gathered back in item order.
+
+    With a ``reference`` model, ``kl_out`` receives one value per item (in item order): the
+    KL from the policy to ``reference`` summed over the completion's tokens, each token's KL
+    taken over the whole vocabulary (:func:`sequence_kl`).
     """
     import io
 
@@ -200,6 +268,7 @@ def generate_completions(
         padding = {"processor_kwargs": padding}
 
     found: list[tuple[int, str]] = []
+    found_kl: list[tuple[int, float]] = []
     padding_side = tokenizer.padding_side
     tokenizer.padding_side = "left"
     was_training = trainer.model.training
@@ -241,9 +310,63 @@ def generate_completions(
                 completions = output[:, inputs["input_ids"].shape[1] :]
                 texts = tokenizer.batch_decode(completions, skip_special_tokens=True)
                 found.extend(zip(batch, texts[: len(batch)], strict=True))
+                if reference is not None:
+                    kls = sequence_kl(unwrapped, reference, inputs, output, trainer.eos_token_ids)
+                    found_kl.extend(zip(batch, kls[: len(batch)], strict=True))
     finally:
         tokenizer.padding_side = padding_side
         trainer.model.train(was_training)
     gathered = gather_object(found) if world > 1 else found
     by_index = dict(gathered)
+    if reference is not None and kl_out is not None:
+        kl_by_index = dict(gather_object(found_kl) if world > 1 else found_kl)
+        kl_out.extend(kl_by_index.get(i, 0.0) for i in range(len(items)))
     return [by_index.get(i, "") for i in range(len(items))]
+
+
+def sequence_kl(
+    policy: Any, reference: Any, inputs: dict[str, Any], output: Any, eos_ids: Any
+) -> list[float]:
+    """KL(policy || reference) of each generated completion, summed over its tokens.
+
+    One forward of each model over prompt + completion (``logits_to_keep``: only the
+    completion's logits are kept); each position's KL is taken over the whole vocabulary;
+    tokens after the first end-of-sequence token are masked out.
+    """
+    import torch
+
+    prompt_ids = inputs["input_ids"]
+    length = prompt_ids.shape[1]
+    completion = output[:, length:]
+    if completion.shape[1] == 0:
+        return [0.0] * output.shape[0]
+    ends = torch.tensor(list(eos_ids) if isinstance(eos_ids, (list, tuple)) else [eos_ids])
+    is_end = torch.isin(completion, ends.to(completion.device))
+    after_end = (torch.cumsum(is_end.long(), dim=1) - is_end.long()) > 0
+    mask = ~after_end
+    model_inputs: dict[str, Any] = {
+        "input_ids": output,
+        "attention_mask": torch.cat([inputs["attention_mask"], mask.long()], dim=1),
+        "logits_to_keep": completion.shape[1] + 1,
+    }
+    for key, value in inputs.items():
+        if key in ("input_ids", "attention_mask"):
+            continue
+        if hasattr(value, "shape") and tuple(value.shape[:2]) == tuple(prompt_ids.shape):
+            pad = torch.zeros(
+                (value.shape[0], completion.shape[1], *value.shape[2:]),
+                dtype=value.dtype,
+                device=value.device,
+            )
+            value = torch.cat([value, pad], dim=1)
+        model_inputs[key] = value
+    with torch.no_grad():
+        logits_p = policy(**model_inputs).logits[:, :-1]
+        logits_q = reference(**model_inputs).logits[:, :-1]
+    out = []
+    for row in range(logits_p.shape[0]):
+        log_p = torch.log_softmax(logits_p[row].float(), dim=-1)
+        log_q = torch.log_softmax(logits_q[row].float(), dim=-1)
+        per_token = (log_p.exp() * (log_p - log_q)).sum(dim=-1).clamp(min=0.0)
+        out.append(float((per_token * mask[row].float()).sum()))
+    return out

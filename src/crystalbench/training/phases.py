@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from crystalbench.training.building import build_trainer
-from crystalbench.training.config import PhasePlan, TrainConfig
+from crystalbench.training.checkpoints import (
+    CheckpointChoice,
+    phase_selection_metric,
+    select_best_checkpoint,
+    write_best,
+)
+from crystalbench.training.config import PhasePlan, TrainConfig, TrainingError
 from crystalbench.training.preparation import TrainingData
 
 __all__ = ["PhaseResult", "release", "train_phase"]
@@ -31,6 +37,8 @@ class PhaseResult:
     is_main_process: bool
     trainer: Any = None
     """The trainer (kept for inspection with ``keep_trainer``; ``None`` otherwise)."""
+    best: CheckpointChoice | None = None
+    """The checkpoint selected on validation (``best.json``), when the phase selects one."""
 
 
 def train_phase(
@@ -52,6 +60,13 @@ def train_phase(
         trainer.save_model(plan.output_dir)
         if trainer.accelerator.is_main_process:
             trainer.processing_class.save_pretrained(plan.output_dir)
+    best = None
+    if trainer.accelerator.is_main_process:
+        best = _record_selection(config, plan)
+        if config.evaluation.enabled:
+            from crystalbench.training.overoptimization import write_overoptimization_report
+
+            write_overoptimization_report(plan.output_dir)
     result = PhaseResult(
         name=plan.name,
         output_dir=plan.output_dir,
@@ -60,8 +75,22 @@ def train_phase(
         processing_class=trainer.processing_class,
         is_main_process=trainer.accelerator.is_main_process,
         trainer=trainer if keep_trainer else None,
+        best=best,
     )
     return result
+
+
+def _record_selection(config: TrainConfig, plan: PhasePlan) -> CheckpointChoice | None:
+    """The phase's ``best`` checkpoint by its selection metric, recorded in its folder."""
+    metric = phase_selection_metric(config, plan)
+    if metric is None:
+        return None
+    try:
+        choice = select_best_checkpoint(plan.output_dir, metric)
+    except TrainingError:
+        return None  # no checkpoint was validated (a run shorter than eval_steps)
+    write_best(plan.output_dir, choice)
+    return choice
 
 
 def release() -> None:

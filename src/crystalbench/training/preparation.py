@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from crystalbench.data import Benchmark, load_benchmark
+from crystalbench.errors import BenchmarkUnavailableError
 from crystalbench.training.config import LeakageError, TrainConfig, TrainingError
 from crystalbench.training.data import TrainingSplit, load_pool, split_validation
 from crystalbench.training.leakage import LeakageReport, ProgressHook, check_leakage
@@ -70,12 +72,17 @@ def prepare_data(config: TrainConfig, *, progress: ProgressHook | None = None) -
         InputError / BenchmarkUnavailableError: The pool or the benchmark cannot be loaded.
     """
     spec = config.data
-    pool = load_pool(spec.train, split=spec.split, sources=spec.sources, limit=spec.limit)
-    validation_set = load_pool(spec.validation) if spec.validation else None
+    with _named("data.train", spec.train):
+        pool = load_pool(spec.train, split=spec.split, sources=spec.sources, limit=spec.limit)
+    validation_set = None
+    if spec.validation:
+        with _named("data.validation", spec.validation):
+            validation_set = load_pool(spec.validation)
     report: LeakageReport | None = None
     dropped: list[str] = []
     if spec.leakage.benchmark is not None:
-        benchmark = load_benchmark(spec.leakage.benchmark)
+        with _named("data.leakage.benchmark", spec.leakage.benchmark):
+            benchmark = load_benchmark(spec.leakage.benchmark)
         checked = pool
         if validation_set is not None:
             checked = Benchmark(
@@ -129,6 +136,26 @@ def prepare_data(config: TrainConfig, *, progress: ProgressHook | None = None) -
     return TrainingData(
         pool=pool, split=split, validation_images=images, leakage=report, dropped=dropped
     )
+
+
+@contextmanager
+def _named(field: str, value: str) -> Iterator[None]:
+    """A pool or benchmark the hub cannot give: one line naming the config field to change
+    (the loaders' own advice names ``--benchmark``, an option ``crystal train`` does not
+    have)."""
+    try:
+        yield
+    except BenchmarkUnavailableError as exc:
+        reason = str(exc).splitlines()[0]
+        raise TrainingError(
+            f"{field} {value!r}: {reason}. Set {field} to a local copy (a folder, .parquet or "
+            f".jsonl file: --set {field}=PATH)"
+            + (
+                ", or to null with data.leakage.on_leak: ignore to train without the check"
+                if field == "data.leakage.benchmark"
+                else ""
+            )
+        ) from None
 
 
 def _combined_loader(first: Benchmark, second: Benchmark) -> Callable[[Any], bytes | None]:

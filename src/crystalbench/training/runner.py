@@ -35,6 +35,7 @@ from crystalbench.training.arguments import grpo_arguments
 from crystalbench.training.building import build_trainer, load_processor
 from crystalbench.training.config import TrainConfig, require_training_stack
 from crystalbench.training.phases import PhaseResult, release, train_phase
+from crystalbench.training.preflight import check_environment, check_model_reachable
 from crystalbench.training.preparation import ProgressHook, TrainingData, prepare_data
 from crystalbench.training.strategies import CurriculumResult, check_phase_selection, run_strategy
 
@@ -92,18 +93,45 @@ def run_training(
     """
     require_training_stack()
     check_phase_selection(config, phases)
+    check_environment(config, check_model=False)
     data = data or prepare_data(config, progress=progress)
+    if model is None and phases != "phase2":  # phase 2 alone loads its phase-1 checkpoint
+        check_model_reachable(config)
     out = Path(config.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if data.leakage is not None:
-        atomic_write_json(out / "leakage.json", data.leakage.model_dump(mode="json"))
-    done, handover = run_strategy(
-        config,
-        data,
-        model=model,
-        processing_class=processing_class,
-        callbacks=callbacks,
-        keep_trainers=keep_trainers,
-        phases=phases,
-    )
+    existed = out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        if data.leakage is not None:
+            atomic_write_json(out / "leakage.json", data.leakage.model_dump(mode="json"))
+        done, handover = run_strategy(
+            config,
+            data,
+            model=model,
+            processing_class=processing_class,
+            callbacks=callbacks,
+            keep_trainers=keep_trainers,
+            phases=phases,
+        )
+    except BaseException:
+        if not existed:
+            remove_failed_start(out)
+        raise
     return TrainingResult(str(out), done, data, handover=handover)
+
+
+def remove_failed_start(folder: Path) -> bool:
+    """Remove a run folder a failed start created, when it holds nothing trained.
+
+    A folder with a checkpoint or saved weights anywhere in it is kept (a run that failed
+    after it trained keeps what it made); otherwise it holds only what the start wrote (the
+    dataset cache, run files, the leakage report) and goes. Returns whether it was removed.
+    """
+    import shutil
+
+    if not folder.is_dir():
+        return False
+    for path in folder.rglob("*"):
+        if path.name.startswith("checkpoint-") or path.suffix in (".safetensors", ".bin"):
+            return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True

@@ -30,6 +30,7 @@ from crystalbench.defaults import CPR_ANSWER_WEIGHT
 from crystalbench.errors import UnknownNameError
 from crystalbench.training.config import TrainConfig, TrainingError, require_training_stack
 from crystalbench.training.evaluation import VALIDATION_METRICS
+from crystalbench.training.preflight import check_environment
 from crystalbench.types import Record
 
 __all__ = [
@@ -163,6 +164,8 @@ def run_sweep(
             f"unknown sweep metric {metric!r} (valid: {', '.join(VALIDATION_METRICS)})"
         )
     runs = sweep_configs(config, grid, keep_step_weight=keep_step_weight)
+    if model_factory is None:
+        check_environment(config, what="crystal train-sweep")
     data = prepare_data(config)
     points: list[SweepPoint] = []
     out = Path(config.output_dir)

@@ -62,6 +62,7 @@ from crystalbench.training.config import OBJECTIVES, PCGradConfig, RewardTerm, T
 from crystalbench.training.evaluation import (
     ValidationResult,
     generate_completions,
+    reward_means,
     score_validation,
 )
 from crystalbench.training.pcgrad import GradientSurgeon, ProjectionInfo, split_advantages
@@ -91,6 +92,8 @@ class ValidationSetup:
     tau: float
     batch_size: int
     max_new_tokens: int
+    kl: bool = False
+    """Measure KL to the phase's initial policy (``kl``, ``sqrt_kl``)."""
 
 
 class CrystalGRPOTrainer(GRPOTrainer):
@@ -145,10 +148,38 @@ class CrystalGRPOTrainer(GRPOTrainer):
                 f"{len(self.reward_funcs)} reward functions"
             )
         self.objectives = [term.objective for term in self.reward_terms]
-        if self.pcgrad_config.enabled and set(self.objectives) != set(OBJECTIVES):
+        trained = set(self.objectives) - {"heldout"}
+        if self.pcgrad_config.enabled and trained != set(OBJECTIVES):
             raise ValueError(
                 f"PCGrad needs both objectives, the reward terms have {self.objectives}"
             )
+        self.kl_reference: Any = None
+        """The initial policy validation measures KL to (``evaluation.kl``)."""
+        if validation is not None and validation.kl:
+            self.kl_reference = self._initial_policy()
+
+    def _initial_policy(self) -> Any:
+        if self.ref_model is not None:
+            return self.ref_model
+        if self.is_deepspeed_enabled:
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "evaluation.kl under DeepSpeed needs grpo.beta > 0 (TRL's reference model): "
+                "no KL is measured"
+            )
+            return None
+        import copy
+
+        model: Any = self.model
+        frozen = copy.deepcopy(model).eval()
+        for module in frozen.modules():
+            # TRL patches ``model.forward`` with a closure over the *original* model's forward
+            # (its fused LM head): a copy would run the live policy. The class's forward it is.
+            module.__dict__.pop("forward", None)
+        for parameter in frozen.parameters():
+            parameter.requires_grad_(False)
+        return frozen
 
     @property
     def pcgrad_enabled(self) -> bool:
@@ -385,6 +416,7 @@ class CrystalGRPOTrainer(GRPOTrainer):
         setup = self.validation
         if setup is None:
             raise TrainingError("this trainer has no validation split")
+        kls: list[float] = []
         completions = generate_completions(
             self,
             setup.items,
@@ -392,8 +424,10 @@ class CrystalGRPOTrainer(GRPOTrainer):
             setup.image_bytes,
             batch_size=setup.batch_size,
             max_new_tokens=setup.max_new_tokens,
+            reference=self.kl_reference,
+            kl_out=kls,
         )
-        return score_validation(
+        result = score_validation(
             setup.items,
             completions,
             source=setup.source,
@@ -401,6 +435,36 @@ class CrystalGRPOTrainer(GRPOTrainer):
             encoder=setup.encoder,
             tau=setup.tau,
         )
+        metrics = dict(result.metrics)
+        metrics.update(self._grader_metrics(setup.items, completions))
+        if self.kl_reference is not None and kls:
+            kl = math.fsum(kls) / len(kls)
+            metrics["kl"] = kl
+            metrics["sqrt_kl"] = math.sqrt(max(kl, 0.0))
+        return ValidationResult(n_items=result.n_items, metrics=metrics)
+
+    def _grader_metrics(
+        self, items: Sequence[BenchmarkItem], completions: Sequence[str]
+    ) -> dict[str, float]:
+        """``proxy`` (the phase's weighted reward) and ``heldout/NAME`` on validation."""
+        weights = [float(w) for w in self.reward_weights.tolist()]
+        trained = [i for i, o in enumerate(self.objectives) if o != "heldout"]
+        held = [i for i, o in enumerate(self.objectives) if o == "heldout"]
+        functions = list(self.reward_funcs)
+        if not items:
+            return {}
+        proxy, _ = reward_means(
+            [functions[i] for i in trained], [weights[i] for i in trained], items, completions
+        )
+        metrics = {"proxy": proxy}
+        if held:
+            _, means = reward_means(
+                [functions[i] for i in held], [1.0] * len(held), items, completions
+            )
+            for index, mean in zip(held, means, strict=True):
+                name = str(getattr(functions[index], "__name__", index)).removeprefix("heldout_")
+                metrics[f"heldout/{name}"] = mean
+        return metrics
 
     def evaluate(
         self,
