@@ -29,10 +29,10 @@ from crystalbench.errors import EncoderUnavailableError
 __all__ = [
     "OFFLINE_HINT",
     "HubUnreachableError",
+    "bundled_model_folder",
     "hub_cache_folders",
     "hub_model_source",
     "local_hub_snapshot",
-    "bundled_model_folder",
     "local_model_folder",
     "model_label",
     "offline_model_path",

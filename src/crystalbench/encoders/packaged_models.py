@@ -208,7 +208,8 @@ def part_files(model: PackagedModel) -> list[Path]:
             continue
         found.append(path)
     if missing:
-        raise error_of_kind(EncoderUnavailableError)(f"--encoder {model.name}", missing, model.extra)
+        missing_extra = error_of_kind(EncoderUnavailableError)
+        raise missing_extra(f"--encoder {model.name}", missing, model.extra)
     return found
 
 
@@ -324,8 +325,9 @@ def packaged_model_folder(name: str, cache_dir: str | Path | None = None) -> Pat
 
     Args:
         name: An encoder name of :data:`PACKAGED_MODELS` (``mpnet-offline``).
-        cache_dir: The cache folder (default: :func:`~crystalbench._internal.paths.default_cache_dir`,
-            ``$CRYSTALBENCH_CACHE_DIR``); the model goes to ``<cache dir>/models/``.
+        cache_dir: The cache folder (default:
+            :func:`~crystalbench._internal.paths.default_cache_dir`, ``$CRYSTALBENCH_CACHE_DIR``);
+            the model goes to ``<cache dir>/models/``.
 
     Raises:
         MissingExtraError: The parts are not installed (names the extra).
