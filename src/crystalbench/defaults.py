@@ -20,6 +20,19 @@ OFFLINE_ENCODER: Final = "minilm-offline"
 TAU: Final = 0.35
 """Cosine threshold: a pair (i, j) can match when ``S[i, j] >= TAU``."""
 
+ENCODER_THRESHOLDS: Final[dict[str, float]] = {
+    "all-MiniLM-L6-v2": 0.35,
+    "all-MiniLM-L12-v2": 0.37,
+    "all-mpnet-base-v2": 0.38,
+    "all-distilroberta-v1": 0.35,
+    "paraphrase-multilingual-MiniLM-L12-v2": 0.33,
+    "paraphrase-multilingual-mpnet-base-v2": 0.35,
+}
+"""crystal-metrics 0.2.0's cosine threshold per encoder model (not the paper's: the paper uses
+:data:`TAU` with all-distilroberta-v1). The crystal-metrics drop-in and the grader panel
+(each encoder grader at its own threshold) read it; ``minilm-offline`` and ``mpnet-offline``
+are all-MiniLM-L6-v2 and all-mpnet-base-v2."""
+
 ALPHA: Final = 0.3
 """Weight of the order score in Ordered Match F1: ``F1 * ((1 - ALPHA) + ALPHA * order)``."""
 

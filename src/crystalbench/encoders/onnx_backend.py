@@ -34,13 +34,13 @@ import numpy as np
 
 from crystalbench._internal.extras import require
 from crystalbench.config.settings import ENCODE_BATCH_SIZE
-from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.encoders.model_files import (
+    bundled_model_folder,
     hub_model_source,
     local_hub_snapshot,
     local_model_folder,
-    offline_model_path,
+    model_label,
     quiet_weight_loading,
 )
 from crystalbench.errors import EncoderUnavailableError
@@ -106,8 +106,9 @@ def resolve_model_folder(name_or_path: str) -> Path:
     Raises:
         EncoderUnavailableError: The model cannot be found or downloaded.
     """
-    if name_or_path == OFFLINE_ENCODER:
-        return offline_model_path()
+    bundled = bundled_model_folder(name_or_path)
+    if bundled is not None:
+        return bundled
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path.resolve()
@@ -271,7 +272,8 @@ class OnnxEncoder:
     without loading anything, so cached vectors are found without torch or ORT.
 
     Args:
-        name_or_path: ``minilm-offline``, a local model folder or a hub name.
+        name_or_path: ``minilm-offline``, ``mpnet-offline``, a local model folder or a hub
+            name.
         precision: ``fp32`` or ``int8`` (dynamic quantisation of the fp32 export).
         batch_size: Sentences per ``session.run`` (texts are length-sorted first).
         cache_dir: Where exports live (``<cache_dir>/onnx``); the embedding-cache folder
@@ -323,9 +325,7 @@ class OnnxEncoder:
     @property
     def label(self) -> str:
         """Human-readable model name used in the identity."""
-        if self.name == OFFLINE_ENCODER:
-            return "all-MiniLM-L6-v2"
-        return self.name
+        return model_label(self.name)
 
     @property
     def fingerprint(self) -> str:

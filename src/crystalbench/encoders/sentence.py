@@ -17,12 +17,13 @@ import numpy as np
 
 from crystalbench._internal.extras import require
 from crystalbench.config.settings import ENCODE_BATCH_SIZE, GPU_ENCODE_BATCH_SIZE
-from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.encoders.model_files import (
     OFFLINE_HINT,
     HubUnreachableError,
+    bundled_model_folder,
     hub_model_source,
+    model_label,
     offline_model_path,
     quiet_weight_loading,
 )
@@ -82,7 +83,8 @@ class SentenceTransformerEncoder:
     free and errors about downloads surface when encoding starts (with offline advice).
 
     Args:
-        name_or_path: Hub name (``all-distilroberta-v1``), ``minilm-offline`` or a folder.
+        name_or_path: Hub name (``all-distilroberta-v1``), ``minilm-offline``,
+            ``mpnet-offline`` or a folder.
         device: ``cuda``, ``cuda:1``, ``cpu``, ``mps`` or ``None`` for automatic.
         dtype: ``float32`` or ``float16`` (float16 needs a GPU: the weights are halved
             and batches run in half precision; vectors come back as float32).
@@ -114,9 +116,8 @@ class SentenceTransformerEncoder:
         self._device: str | None = None
 
     def _resolve_path(self) -> str:
-        if self.name == OFFLINE_ENCODER:
-            return str(offline_model_path())
-        return self.name
+        bundled = bundled_model_folder(self.name)
+        return str(bundled) if bundled is not None else self.name
 
     @property
     def identity(self) -> str:
@@ -125,7 +126,7 @@ class SentenceTransformerEncoder:
             target = self._resolve_path()
             folder = Path(target)
             fingerprint = _fingerprint_folder(folder) if folder.is_dir() else "hub"
-            label = "all-MiniLM-L6-v2" if self.name == OFFLINE_ENCODER else self.name
+            label = model_label(self.name)
             self._identity = f"st:{label}:{fingerprint}:{self.dtype}"
         return self._identity
 

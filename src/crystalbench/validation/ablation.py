@@ -37,12 +37,12 @@ from pydantic import Field
 from crystalbench.config.scoring import ScoreConfig
 from crystalbench.config.settings import ABLATION_THRESHOLDS, SCHEMA_VERSION
 from crystalbench.defaults import TAU
-from crystalbench.encoders import EmbeddingStore, Encoder, load_encoder
+from crystalbench.encoders import EmbeddingStore, Encoder
 from crystalbench.errors import InputError
 from crystalbench.metrics import METRICS
 from crystalbench.scoring.compat import match_rules
 from crystalbench.types import Record
-from crystalbench.validation.thresholds import THRESHOLD_FIELDS, chain_at
+from crystalbench.validation.thresholds import chain_at
 
 __all__ = [
     "AblationCell",
@@ -191,34 +191,27 @@ def _metric_means(
     items: Sequence[Any], grid: Sequence[float], *, strict: bool, alpha: float, order_metric: str
 ) -> dict[float, dict[str, float]]:
     """Every summary metric of one model at every threshold of ``grid`` (the items were
-    scored at ``grid[0]``), as the scorer's aggregator computes them (float64 means in item
-    order). Only the items whose weakest match fails a threshold are derived again."""
-    columns = {
-        metric.item_field: np.asarray([metric.item_value(it) for it in items], dtype=np.float64)
-        for metric in METRICS
-    }
-    weakest = np.asarray(
-        [it.matches[-1][2] if it.matches else np.inf for it in items], dtype=np.float64
-    )
+    scored at ``grid[0]``), computed by the scoring
+    :class:`~crystalbench.scoring.aggregate.Aggregator` from each threshold's per-item records.
+    Only the items whose weakest match fails a threshold are derived again (their leading
+    matches and step metrics at that threshold, :func:`~.thresholds.chain_at`); the others are
+    the records as scored."""
+    from crystalbench.scoring.aggregate import Aggregator
+    from crystalbench.validation.thresholds import passing_prefix
+
     out: dict[float, dict[str, float]] = {}
     for tau in grid:
-        values = columns
-        if tau != grid[0]:
-            bar = float(np.float32(tau))
-            changed = np.flatnonzero(weakest <= bar if strict else weakest < bar)
-            values = dict(columns)
-            for name in THRESHOLD_FIELDS:
-                values[name] = columns[name].copy()
-            for k in changed.tolist():
-                chain = chain_at(
-                    items[k], tau, strict=strict, alpha=alpha, order_metric=order_metric
-                )
-                for name in THRESHOLD_FIELDS:
-                    values[name][k] = chain[name]
-        out[tau] = {
-            metric.key: float(values[metric.item_field].mean()) if len(items) else 0.0
-            for metric in METRICS
-        }
+        bar = float(np.float32(tau))
+        aggregator = Aggregator()
+        for item in items:
+            weakest = item.matches[-1][2] if item.matches else np.inf
+            if tau != grid[0] and (weakest <= bar if strict else weakest < bar):
+                chain = chain_at(item, tau, strict=strict, alpha=alpha, order_metric=order_metric)
+                kept = passing_prefix(item.matches, tau, strict=strict)
+                item = item.model_copy(update={**chain, "matches": item.matches[:kept]})
+            aggregator.add(item)
+        summary = aggregator.summary({})
+        out[tau] = {metric.key: float(getattr(summary, metric.key)) for metric in METRICS}
     return out
 
 
@@ -285,7 +278,6 @@ def run_ablation(
             failed.
     """
     from crystalbench.data.predictions import PredictionSet, load_predictions
-    from crystalbench.scoring.evaluation_many import evaluate_many
 
     began = time.perf_counter()
     config = config or ScoreConfig()
@@ -336,56 +328,57 @@ def run_ablation(
     runs: list[EncoderRun] = []
     cells: dict[tuple[str, float], dict[str, dict[str, float]]] = {}
     models: list[str] | None = None
-    for encoder_label, name in encoders:
-        loaded_at = time.perf_counter()
-        encoder = (encoder_objects or {}).get(encoder_label) or load_encoder(
-            name, **config.encoder_options()
+    from crystalbench.validation.panel import Grader, score_graders
+
+    graders = [
+        Grader(label=row(label, guard), encoder=name, threshold=grid[0], guard=guard)
+        for label, name in encoders
+        for guard in fact_guards
+    ]
+    by_name = {
+        name: (encoder_objects or {})[label]
+        for label, name in encoders
+        if label in (encoder_objects or {})
+    }
+    n_items = 0
+    for scored in score_graders(
+        benchmark, loaded, graders, config, encoder_objects=by_name, store=store, progress=progress
+    ):
+        many = scored.many
+        label = scored.grader.label
+        if models is None:
+            failures.extend(str(failure) for failure in many.failures)
+            models = list(many.runs)
+            if not models:
+                raise InputError("no prediction set could be scored: " + "; ".join(failures))
+            n_items = many.runs[models[0]].summary.n_items
+        started = time.perf_counter()
+        for model in models:
+            means = _metric_means(
+                many.runs[model].items,
+                grid,
+                strict=strict,
+                alpha=config.alpha,
+                order_metric=config.order_metric,
+            )
+            for tau, values in means.items():
+                cells.setdefault((label, tau), {})[model] = values
+        derive = time.perf_counter() - started
+        stats = many.encode_stats
+        runs.append(
+            EncoderRun(
+                label=label,
+                guard=scored.grader.guard,
+                name=scored.grader.encoder,
+                identity=scored.identity,
+                encoded=stats.encoded,
+                cache_hits=stats.cache_hits,
+                encode_seconds=stats.encode_seconds,
+                score_seconds=scored.seconds,
+                derive_seconds=derive,
+            )
         )
-        for guard in fact_guards:
-            label = row(encoder_label, guard)
-            started = loaded_at if guard == fact_guards[0] else time.perf_counter()
-            cell_config = config.model_copy(
-                update={"encoder": name, "threshold": grid[0], "guard": guard}
-            )
-            many = evaluate_many(
-                benchmark, loaded, cell_config, encoder=encoder, store=store, progress=progress
-            )
-            scored = time.perf_counter() - started
-            if models is None:
-                failures.extend(str(failure) for failure in many.failures)
-                models = list(many.runs)
-                if not models:
-                    raise InputError("no prediction set could be scored: " + "; ".join(failures))
-            started = time.perf_counter()
-            for model in models:
-                means = _metric_means(
-                    many.runs[model].items,
-                    grid,
-                    strict=strict,
-                    alpha=config.alpha,
-                    order_metric=config.order_metric,
-                )
-                for tau, values in means.items():
-                    cells.setdefault((label, tau), {})[model] = values
-            derive = time.perf_counter() - started
-            stats = many.encode_stats
-            runs.append(
-                EncoderRun(
-                    label=label,
-                    guard=guard,
-                    name=name,
-                    identity=encoder.identity,
-                    encoded=stats.encoded,
-                    cache_hits=stats.cache_hits,
-                    encode_seconds=stats.encode_seconds,
-                    score_seconds=scored,
-                    derive_seconds=derive,
-                )
-            )
-            del many
-        close = getattr(encoder, "close", None)
-        if close is not None and encoder_label not in (encoder_objects or {}):
-            close()
+        del many, scored
     assert models is not None
     reference = [cells[(default_encoder, default_threshold)][m]["match_f1"] for m in models]
     out_cells = []
@@ -417,13 +410,12 @@ def run_ablation(
         if c.encoder == default_encoder and c.threshold == default_threshold
     )
     taus = [c.kendall_tau for c in out_cells if c.kendall_tau is not None]
-    subset = benchmark.subset(sources=config.sources) if config.sources else benchmark
     varied = {"encoder", "threshold"} | ({"guard"} if len(fact_guards) > 1 else set())
     shared = config.model_dump(mode="json", exclude=varied)
     return AblationReport(
         benchmark=benchmark.name,
         benchmark_fingerprint=getattr(benchmark, "fingerprint", None),
-        n_items=len(subset),
+        n_items=n_items,
         models=models,
         encoders=runs,
         thresholds=grid,

@@ -27,20 +27,14 @@ from crystalbench.compat.crystal_metrics._scoring import (
     kendall_tau,
     lis,
 )
-from crystalbench.defaults import OFFLINE_ENCODER
+from crystalbench.defaults import ENCODER_THRESHOLDS
 from crystalbench.encoders import CachingEncoder, gpu_visible
+from crystalbench.encoders.model_files import model_label
 from crystalbench.scoring.matching import ordered_f1, precision_recall_f1
 
 __all__ = ["EvaluationMetrics", "MLLMReasoningEvaluator", "load_json_data", "save_results"]
 
-MODEL_THRESHOLDS = {
-    "all-MiniLM-L6-v2": 0.35,
-    "all-MiniLM-L12-v2": 0.37,
-    "all-mpnet-base-v2": 0.38,
-    "all-distilroberta-v1": 0.35,
-    "paraphrase-multilingual-MiniLM-L12-v2": 0.33,
-    "paraphrase-multilingual-mpnet-base-v2": 0.35,
-}
+MODEL_THRESHOLDS = dict(ENCODER_THRESHOLDS)
 """crystal-metrics' per-model thresholds; other models get :data:`FALLBACK_THRESHOLD`."""
 
 FALLBACK_THRESHOLD = 0.45
@@ -75,7 +69,8 @@ class MLLMReasoningEvaluator:
 
     Args:
         model_name: Sentence encoder: a sentence-transformers name or folder,
-            ``minilm-offline`` (thresholded as all-MiniLM-L6-v2) or ``hash``.
+            ``minilm-offline`` (thresholded as all-MiniLM-L6-v2), ``mpnet-offline`` (as
+            all-mpnet-base-v2: 0.38) or ``hash``.
         similarity_threshold: Cosine threshold; ``None``: the model's entry in
             :data:`MODEL_THRESHOLDS`, else 0.45.
         device: ``"auto"``/``None`` (a GPU when one is visible), ``"cuda"``, ``"cpu"``.
@@ -121,7 +116,7 @@ class MLLMReasoningEvaluator:
         if similarity_threshold is not None:
             self.similarity_threshold = similarity_threshold
         else:
-            name = "all-MiniLM-L6-v2" if model_name == OFFLINE_ENCODER else model_name
+            name = model_label(model_name)
             self.similarity_threshold = self.model_thresholds.get(name, FALLBACK_THRESHOLD)
         if debug_mode:
             print(f"Model: {model_name}")
