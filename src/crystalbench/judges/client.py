@@ -31,6 +31,7 @@ Nothing is contacted until the first request; :meth:`JudgeClient.complete` never
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -65,7 +66,7 @@ IMAGE_TOKENS = 800
 """Tokens counted for one image in an estimate (a 672-pixel image in most VLMs' tilings)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ChatRequest:
     """One chat request, as cached: everything that shapes the reply.
 
@@ -89,6 +90,22 @@ class ChatRequest:
     """The only replies allowed (vLLM's ``guided_choice``, in ``extra_body``)."""
     logprobs: int | None = None
     """Ask for the first tokens' log-probabilities, with this many alternatives."""
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of everything in the request: equal requests have equal fingerprints."""
+        blob = json.dumps(
+            [list(self.messages), self.prompt_sha256, self.image_sha256, self.parameters()],
+            ensure_ascii=False,
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChatRequest) and other.fingerprint == self.fingerprint
 
     def parameters(self) -> dict[str, Any]:
         """The request's parameters besides the messages (for the key and a dry run)."""
