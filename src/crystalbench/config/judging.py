@@ -85,3 +85,37 @@ class VerifierConfig(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)
     """Price per model name (the served name given in ``model``), for the cost estimate
     printed before a run."""
+
+
+class VerifierValidationConfig(BaseModel):
+    """What ``crystal validate verifier`` measures: a step verifier against human step
+    labels in VisualProcessBench's ``test.jsonl`` layout
+    (:mod:`crystalbench.validation.verifier`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    labels: str
+    """The labels file (one JSON object a line: ``image``, ``question``, ``answer``,
+    ``response`` with ``steps`` and ``process_correctness``, ``policy_model``,
+    ``data_source``)."""
+    images: str | None = None
+    """Folder the relative image paths are under (default: the labels file's folder); a
+    path that leaves it is refused."""
+    verifier: VerifierConfig
+    """The verifier's endpoint, model and options."""
+    threshold: float | None = Field(None, ge=0.0, le=1.0)
+    """A fixed decision threshold on ``p_correct`` (then every solution is test); ``None``:
+    fitted on the dev split."""
+    dev_every: int = Field(3, ge=2)
+    """Every ``dev_every``-th solution (lines 1, 1 + k, 1 + 2k...) is the dev split the
+    threshold is fitted on; the others are the test split every figure is reported on."""
+    resamples: int = Field(1000, ge=0)
+    """Bootstrap resamples of the test solutions (0: no interval)."""
+    confidence: float = Field(0.95, ge=0.5, le=0.999)
+    """Confidence level of the interval."""
+    seed: int = 0
+    """Seed of the bootstrap, recorded in the output."""
+    use_cache: bool = True
+    """Read and write the verifier's reply cache."""
+    cache_dir: str | None = None
+    """The cache folder (default ``$CRYSTALBENCH_CACHE_DIR``, ``~/.cache/crystalbench``)."""

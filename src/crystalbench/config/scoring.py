@@ -10,7 +10,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -243,13 +245,18 @@ class ScoreConfig(BaseModel):
         return self
 
     def record(self) -> dict[str, Any]:
-        """JSON-ready dump written into results (the verifier's fields only when one runs,
-        so a run without it records what runs recorded before the verifier existed)."""
-        record = self.model_dump(mode="json")
+        """JSON-ready dump written into results."""
+        return self.model_dump(mode="json")
+
+    @model_serializer(mode="wrap")
+    def _omit_unused_verifier(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The verifier's fields are written only when one runs: a config without it dumps
+        (into results, ablations, jobs) what it dumped before the verifier existed."""
+        data: dict[str, Any] = handler(self)
         if self.verify == "none":
-            record.pop("verify", None)
-            record.pop("verifier", None)
-        return record
+            data.pop("verify", None)
+            data.pop("verifier", None)
+        return data
 
     def encoder_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`crystalbench.encoders.load_encoder` this config
