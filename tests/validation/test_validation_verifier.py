@@ -173,7 +173,7 @@ def test_the_command_against_a_loopback_server(tmp_path):
         out = tmp_path / "out"
         args = ["validate", "verifier", "--labels", str(path), "--verifier-url",
                 server.base_url, "--verifier-model", "vlm", "--cache-dir",
-                str(tmp_path / "cache"), "--threshold", "0.5", "-o", str(out)]  # fmt: skip
+                str(tmp_path / "cache"), "--p-threshold", "0.5", "-o", str(out)]  # fmt: skip
         result = runner.invoke(app, args)
         assert result.exit_code == 0, result.output
         report = json.loads((out / "verifier.json").read_text())

@@ -367,8 +367,9 @@ VERIFIER_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "images",
-        ("--images",),
+        ("--image-root",),
         "Folder the relative image paths are under (paths leaving it are refused)",
+        param_name="image_root",
         metavar="FOLDER",
         default_text="the labels file's folder",
     ),
@@ -390,7 +391,7 @@ VERIFIER_FLAGS: tuple[Flag, ...] = (
     ),
     Flag(
         "threshold",
-        ("--threshold",),
+        ("--p-threshold",),
         "A fixed threshold on p_correct (every solution is then test)",
         kind=float,
         default_text="fitted on the dev split",

@@ -332,11 +332,6 @@ class OpenAIStepJudge(OpenAIChatJudge):
             "requests": self.stats.requests,
             "cache_hits": self.stats.cache_hits,
             "failures": self.stats.failures,
-            **{
-                name: value
-                for name, value in self.client.stats.record().items()
-                if name not in ("requests", "cache_hits", "failures")
-            },
         }
 
     def _cache_key(self, request: StepMatchRequest) -> str:
