@@ -145,7 +145,7 @@ def vpb_f1(truth: Sequence[int], predicted: Sequence[int]) -> tuple[float, float
         >>> vpb_f1([1, 1, -1, -1], [1, -1, -1, -1])
         (0.7333333333333334, 0.6666666666666666, 0.8)
     """
-    from sklearn.metrics import f1_score
+    from sklearn.metrics import f1_score  # the validate extra
 
     if not truth:
         return 0.0, 0.0, 0.0
