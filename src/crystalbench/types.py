@@ -346,6 +346,88 @@ class Veto(Record):
         )
 
 
+StepLabel = Literal["supported", "wrong_perception", "wrong_logic", "irrelevant"]
+"""A step verifier's label: ``supported`` (correct for the image and question),
+``wrong_perception`` (states something the image does not show), ``wrong_logic`` (an
+invalid inference or calculation), ``irrelevant`` (restates the question, filler,
+off-topic)."""
+
+
+class StepVerdict(Record):
+    """The step verifier's verdict on one predicted step: one entry of an item record's
+    ``verdicts`` list (``crystal score --verify``; :mod:`crystalbench.scoring.verify`)."""
+
+    pred: int
+    """0-based index of the predicted step (into ``pred_steps``)."""
+    label: StepLabel | None
+    """The label, or ``None`` when the verifier gave none (``error`` says why): the step is
+    then counted in ``n_unverified``, never as wrong."""
+    p_correct: float | None = None
+    """Probability that the step is correct: P(yes) / (P(yes) + P(no)) of one constrained
+    token where the server gives logprobs, else the probability the JSON reply states; 0.0 for
+    a step a rule labelled wrong, ``None`` for filler and failures."""
+    reason: str | None = None
+    """The verifier's (or the rule's) short reason."""
+    judge: str
+    """Who decided: ``model:<name>`` for the verifier model, ``rule:<name>`` for a rule of
+    the cascade (``rule:filler``, ``rule:guard-<reason>``)."""
+    error: str | None = None
+    """Why there is no label (connection, timeout, unreadable reply, dry run)."""
+
+
+class VerificationCounts(Record):
+    """The verifier's figures over a set of items (pooled over predicted steps)."""
+
+    n_steps: int
+    """Predicted steps of the items."""
+    n_matched: int
+    """Of them, steps a reference step matched."""
+    n_checked: int
+    """Steps that needed a verdict (unmatched ones, or every step with ``verify="all"``)."""
+    n_unverified: int
+    """Checked steps left without a label (failed calls): out of every denominator."""
+    verified_precision: float | None
+    """(matched or ``supported`` steps) / (predicted steps - unverified); ``None`` with no
+    step to count."""
+    hallucination_rate: float | None
+    """``wrong_perception`` steps / (predicted steps - unverified)."""
+    labels: dict[str, int]
+    """Checked steps per label (every label, 0 included)."""
+    label_shares: dict[str, float]
+    """Each label's share of the labelled checked steps (0.0 each when none is labelled)."""
+
+
+class VerificationSummary(VerificationCounts):
+    """``summary.json``'s ``verification``: the figures, how they were reached, and by source
+    and difficulty."""
+
+    mode: str
+    """``unmatched`` or ``all``."""
+    judge: dict[str, Any]
+    """The verifier's identity: model, URL, prompt name and hash, served model ids,
+    ``system_fingerprint`` values, the options that shape a verdict."""
+    n_rule_labelled: int
+    """Checked steps the cascade's rules labelled without a call (calls saved)."""
+    n_model_verdicts: int
+    """Checked steps the model labelled (from the cache or a request)."""
+    requests: int
+    """Requests sent."""
+    cache_hits: int
+    """Replies served from the cache."""
+    prompt_tokens: int
+    """Prompt tokens the server reported."""
+    completion_tokens: int
+    """Completion tokens the server reported."""
+    unclosed_think: int
+    """Replies whose think block never closed."""
+    dry_run: bool = False
+    """Nothing was sent (every step to ask is unverified)."""
+    first_error: str | None = None
+    """The first failed call's message."""
+    by_source: dict[str, VerificationCounts] = Field(default_factory=dict)
+    by_difficulty: dict[str, VerificationCounts] = Field(default_factory=dict)
+
+
 class _ItemHead(Record):
     """The first fields of an ``examples.jsonl`` line: which item, and what was predicted.
 
@@ -399,6 +481,9 @@ class ItemResult(ChainScore, _ItemHead):
     """The step pairs the fact guard kept from matching in the scored chain, by the order
     the greedy walk reached them (``--guard facts`` or ``facts-strict``; an empty list: the
     guard ran and vetoed nothing). ``None``, and absent from the line: no guard (the paper)."""
+    verdicts: list[StepVerdict] | None = None
+    """The step verifier's verdicts on the checked predicted steps, by step index
+    (``--verify unmatched`` or ``all``). ``None``, and absent from the line: no verifier."""
 
     @model_serializer(mode="wrap")
     def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -409,6 +494,8 @@ class ItemResult(ChainScore, _ItemHead):
             data.pop("ref_precedence", None)
         if self.vetoed is None:
             data.pop("vetoed", None)
+        if self.verdicts is None:
+            data.pop("verdicts", None)
         return data
 
     @property
@@ -524,5 +611,17 @@ class RunSummary(MetricSummary):
     without one). Which guard ran is ``config["guard"]``."""
     problems: list[str] = Field(default_factory=list)
     """The first skipped-record messages, each naming file, line and field."""
+    verification: VerificationSummary | None = None
+    """The step verifier's figures (``--verify``); ``None``, and absent from the file: no
+    verifier ran."""
     config: dict[str, Any]
     """Encoder, threshold, alpha, order metric, compat, package version, benchmark fingerprint..."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``verification`` is written only when a verifier ran: summaries of runs without one
+        stay as they were."""
+        data: dict[str, Any] = handler(self)
+        if self.verification is None:
+            data.pop("verification", None)
+        return data

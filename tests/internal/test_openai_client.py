@@ -81,10 +81,10 @@ def test_every_caller_reads_a_named_variable_and_refuses_it_unset(monkeypatch, t
 
     monkeypatch.setenv("CB_TEST_KEY", "sk-named")
     judge = OpenAIJudge.from_config(judge_config, cache_dir=tmp_path)
-    assert judge._get_client().api_key == "sk-named"
+    assert judge.client._get_client().api_key == "sk-named"
     judge.close()
     step_judge = OpenAIStepJudge.from_config(judge_config, cache_dir=tmp_path)
-    assert step_judge._get_client().api_key == "sk-named"
+    assert step_judge.client._get_client().api_key == "sk-named"
     step_judge.close()
     for backend in (
         backend_from_config(inference),

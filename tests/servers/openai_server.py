@@ -16,6 +16,13 @@ by a substring of the prompt (the question text), and can inject faults per atte
 - ``{"garbage": "text"}`` / ``{"garbage": "json"}``: a 200 whose body is not a completion;
 - ``{"ok": true}``: answer normally (useful after faults).
 
+A request with ``logprobs: true`` is answered from ``logprobs`` (prompt substring ->
+``{token: logprob}``): the most likely token is the reply and every token is among the first
+token's ``top_logprobs``; a key without an entry gets no ``logprobs`` at all (a server that
+gives none). ``fingerprint`` is sent as ``system_fingerprint``; ``served_model`` (when set)
+as the reply's ``model``. Each log entry notes the request's ``response_format`` type,
+``logprobs``, ``guided_choice`` and ``max_tokens``.
+
 Faults for a key are consumed one per request; once exhausted the server answers. A
 global ``max_image_side`` rejects larger images with a 400 saying the image is too large,
 as real servers do. Two global modes apply to every prompt: ``drip`` (seconds per byte,
@@ -71,6 +78,12 @@ class ServerState:
     """Answer the first request of each prompt 429 with this ``Retry-After`` value."""
     rate_limited: set[str] = field(default_factory=set)
     """Prompt keys already answered 429 in the ``retry_after`` mode."""
+    logprobs: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Prompt substring -> first-token log-probabilities (for ``logprobs: true`` requests)."""
+    fingerprint: str | None = None
+    """``system_fingerprint`` of every reply."""
+    served_model: str | None = None
+    """The ``model`` every reply names (default: the requested one)."""
     log: list[dict[str, Any]] = field(default_factory=list)
     generation: int = 0
     """Bumped by :meth:`configure`: a request received under an older script (one still
@@ -79,7 +92,7 @@ class ServerState:
 
     def key_for(self, prompt: str) -> str | None:
         """The script key found in ``prompt``: the longest key that occurs in it."""
-        keys = [k for k in (*self.answers, *self.faults) if k in prompt]
+        keys = [k for k in (*self.answers, *self.faults, *self.logprobs) if k in prompt]
         return max(keys, key=len) if keys else None
 
     def next_fault(self, key: str | None) -> dict[str, Any] | None:
@@ -104,6 +117,9 @@ class ServerState:
             self.drip = float(script.get("drip", 0.0))
             self.drip_bytes = int(script.get("drip_bytes", 20))
             self.retry_after = script.get("retry_after")
+            self.logprobs = {k: dict(v) for k, v in script.get("logprobs", {}).items()}
+            self.fingerprint = script.get("fingerprint")
+            self.served_model = script.get("served_model")
             self.rate_limited = set()
             self.log.clear()
             self.generation += 1
@@ -224,6 +240,10 @@ def build_app(state: ServerState) -> Any:
         prompt, image_url = _prompt_and_image(body)
         key = state.key_for(prompt)
         entry: dict[str, Any] = {"t": received, "key": key, "image": None, "status": 200}
+        entry["response_format"] = (body.get("response_format") or {}).get("type")
+        entry["logprobs"] = bool(body.get("logprobs"))
+        entry["guided_choice"] = body.get("guided_choice")
+        entry["max_tokens"] = body.get("max_tokens")
         size: tuple[int, int] | None = None
         if image_url is not None and state.decode_images:
             try:
@@ -266,7 +286,11 @@ def build_app(state: ServerState) -> Any:
                 f"Image too large: {size[0]}x{size[1]} pixels exceeds the maximum side "
                 f"{state.max_image_side}",
             )
-        if key is not None and key in state.answers:
+        top: dict[str, float] | None = None
+        if body.get("logprobs") and key is not None and key in state.logprobs:
+            top = state.logprobs[key]
+            text = max(top, key=lambda token: top[token]) if top else ""
+        elif key is not None and key in state.answers:
             text = state.answers[key]
         else:
             w, h = size if size is not None else (0, 0)
@@ -275,7 +299,26 @@ def build_app(state: ServerState) -> Any:
         prompt_tokens = len(prompt.split()) + (size[0] * size[1] // 784 if size else 0)
         entry["prompt_tokens"] = prompt_tokens
         state.record(entry, generation)
-        payload = json.dumps(_completion(body.get("model", "test-model"), text, prompt_tokens))
+        completion = _completion(
+            state.served_model or body.get("model", "test-model"), text, prompt_tokens
+        )
+        if state.fingerprint is not None:
+            completion["system_fingerprint"] = state.fingerprint
+        if top is not None:
+            first = max(top, key=lambda token: top[token]) if top else ""
+            completion["choices"][0]["logprobs"] = {
+                "content": [
+                    {
+                        "token": first,
+                        "logprob": top.get(first, 0.0),
+                        "bytes": None,
+                        "top_logprobs": [
+                            {"token": t, "logprob": lp, "bytes": None} for t, lp in top.items()
+                        ],
+                    }
+                ]
+            }
+        payload = json.dumps(completion)
         interval = float(fault["drip"]) if fault and "drip" in fault else state.drip
         if interval > 0:
             n_bytes = int(fault.get("bytes", state.drip_bytes)) if fault else state.drip_bytes

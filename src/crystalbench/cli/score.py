@@ -112,6 +112,7 @@ def print_single(done: Any) -> None:
     )
     _matcher_line(summary.config)
     _print_guard_lines([(None, summary)])
+    _verifier_line(summary)
 
 
 def print_many(done: Any) -> None:
@@ -137,6 +138,8 @@ def print_many(done: Any) -> None:
         )
         _matcher_line(first)
         _print_guard_lines([(name, run.summary) for name, run in done.runs.items()])
+        for name, run in done.runs.items():
+            _verifier_line(run.summary, name)
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,
@@ -172,6 +175,15 @@ def _matcher_line(config: dict[str, Any]) -> None:
         highlight=False,
         markup=False,
     )
+
+
+def _verifier_line(summary: Any, name: str | None = None) -> None:
+    """With a step verifier: its figures, calls, cache hits, tokens and unverified steps."""
+    from crystalbench.cli.verifier import verifier_line
+
+    line = verifier_line(summary, name)
+    if line is not None:
+        console.print(line, highlight=False, markup=False)
 
 
 def _print_guard_lines(runs: list[tuple[str | None, Any]]) -> None:

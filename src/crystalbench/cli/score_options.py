@@ -42,6 +42,40 @@ THRESHOLD_FLAG = Flag(
 )
 """``--threshold`` / ``--tau``: one declaration for ``crystal score`` and ``crystal run``."""
 
+VERIFY_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "scoring.verify",
+        ("--verify",),
+        "Step verifier (not in the paper): none; unmatched (a vision-language model checks "
+        "each predicted step no reference step matched); all (every predicted step)",
+    ),
+    Flag(
+        "scoring.verifier.url",
+        ("--verifier-url",),
+        "OpenAI-compatible base URL of the step verifier (with --verifier-model; the rest "
+        "in the config's verifier section)",
+        metavar="URL",
+        param_name="verifier_url",
+        default_text="none",
+    ),
+    Flag(
+        "scoring.verifier.model",
+        ("--verifier-model",),
+        "Model name of the step verifier (with --verifier-url)",
+        metavar="NAME",
+        param_name="verifier_model",
+        default_text="none",
+    ),
+    Flag(
+        "scoring.verifier.dry_run",
+        ("--dry-run",),
+        "With --verify: print the verifier's requests and estimated tokens, send none",
+        kind=bool,
+        param_name="dry_run",
+    ),
+)
+"""The step verifier's options (:mod:`crystalbench.scoring.verify`)."""
+
 SCORE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "benchmark",
@@ -151,6 +185,7 @@ SCORE_FLAGS: tuple[Flag, ...] = (
         default_text="the answer judge's",
     ),
     GUARD_FLAG,
+    *VERIFY_FLAGS,
     Flag(
         "scoring.lenient",
         ("--lenient/--strict",),

@@ -28,6 +28,7 @@ from crystalbench.cli.common import (
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import SCORE_FLAGS
+from crystalbench.config.judging import VerifierValidationConfig
 from crystalbench.validation.jobs import AblationConfig, AgreementConfig, SamplePairsConfig
 
 validate_app = new_app(
@@ -353,3 +354,95 @@ def _print_ablation(report: Any) -> None:
 
 ablate_alias = deprecated_command("crystal ablate", "crystal validate ablate")(ablate)
 """The old top-level ``crystal ablate``: hidden, with a one-line notice."""
+
+
+VERIFIER_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "labels",
+        ("--labels",),
+        "Human step labels in VisualProcessBench's test.jsonl layout (image, question, "
+        "answer, response.steps, response.process_correctness, policy_model, data_source)",
+        metavar="FILE",
+        required=True,
+    ),
+    Flag(
+        "images",
+        ("--image-root",),
+        "Folder the relative image paths are under (paths leaving it are refused)",
+        param_name="image_root",
+        metavar="FOLDER",
+        default_text="the labels file's folder",
+    ),
+    Flag(
+        "verifier.url",
+        ("--verifier-url",),
+        "OpenAI-compatible base URL of the step verifier",
+        metavar="URL",
+        param_name="verifier_url",
+        required=True,
+    ),
+    Flag(
+        "verifier.model",
+        ("--verifier-model",),
+        "Model name of the step verifier",
+        metavar="NAME",
+        param_name="verifier_model",
+        required=True,
+    ),
+    Flag(
+        "threshold",
+        ("--p-threshold",),
+        "A fixed threshold on p_correct (every solution is then test)",
+        kind=float,
+        default_text="fitted on the dev split",
+    ),
+    Flag(
+        "dev_every",
+        ("--dev-every",),
+        "Every K-th solution (the first, 1 + K, ...) is the dev split the threshold is fitted on",
+        kind=int,
+        metavar="K",
+    ),
+    Flag("resamples", ("--resamples",), "Bootstrap resamples (0: no interval)", kind=int),
+    Flag("confidence", ("--confidence",), "Confidence level of the interval", kind=float),
+    _SEED,
+    _CACHE,
+    _CACHE_DIR,
+)
+"""The options of ``crystal validate verifier`` (one
+:class:`~crystalbench.config.judging.VerifierValidationConfig` field each)."""
+
+
+@validate_app.command("verifier")
+@handle_errors
+@configured(VerifierValidationConfig, VERIFIER_FLAGS)
+def verifier(out: Out, config: VerifierValidationConfig) -> None:
+    """A step verifier against human step labels: VisualProcessBench's macro-F1.
+
+    Writes OUT/verifier.json: macro_f1, f1_correct, f1_wrong (neutral steps excluded, on the
+    test split), the threshold fitted on the dev split, by_source, the label confusion.
+    """
+    from crystalbench._internal.io import atomic_write_json
+    from crystalbench.validation.verifier import validate_verifier
+
+    report = validate_verifier(config)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "verifier.json"
+    atomic_write_json(path, report)
+    interval = report["interval"]
+    console.print(
+        f"macro-F1 {report['macro_f1']:.3f}"
+        + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "")
+        + f" (F1 correct {report['f1_correct']:.3f}, F1 wrong {report['f1_wrong']:.3f}) on "
+        f"{report['n_steps']} test steps at threshold {report['threshold']:.3f} "
+        f"({report['threshold_fitted_on']}); {report['n_unverified']} unverified",
+        highlight=False,
+        markup=False,
+    )
+    for source, figures in report["by_source"].items():
+        console.print(
+            f"  {source}: macro-F1 {figures['macro_f1']:.3f} ({figures['n_steps']} steps)",
+            highlight=False,
+            markup=False,
+        )
+    console.print(f"wrote {path}", highlight=False, markup=False)

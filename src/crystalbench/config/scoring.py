@@ -10,10 +10,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
+from crystalbench.config.judging import VERIFY_MODES, VerifierConfig, VerifyMode
 from crystalbench.config.loader import Given, build_config
 from crystalbench.config.settings import (
     CACHE_DIR_ENV,
@@ -164,6 +167,13 @@ class ScoreConfig(BaseModel):
     pair whose steps state incompatible facts is no candidate) or ``facts-strict`` (besides,
     a predicted step that contradicts its closest reference step matches nothing);
     :mod:`crystalbench.scoring.filters.guard`, ``docs/metrics.md``."""
+    verify: VerifyMode = "none"
+    """Step verifier (not in the paper): ``none`` (the paper), ``unmatched`` (a vision-language
+    model checks each predicted step no reference step matched) or ``all`` (every predicted
+    step); :mod:`crystalbench.scoring.verify`, ``docs/metrics.md``. Written into results only
+    when not ``none``."""
+    verifier: VerifierConfig | None = None
+    """The verifier's endpoint, model and options; required unless ``verify`` is ``none``."""
 
     @field_validator("sources", "ids")
     @classmethod
@@ -210,6 +220,20 @@ class ScoreConfig(BaseModel):
     def _known_guard(cls, value: Any) -> Any:
         return _known_name("guard", value, GUARDS)
 
+    @field_validator("verify", mode="before")
+    @classmethod
+    def _known_verify(cls, value: Any) -> Any:
+        return _known_name("verify mode", value, VERIFY_MODES)
+
+    @model_validator(mode="after")
+    def _verifier_for_verify(self) -> ScoreConfig:
+        if self.verify != "none" and self.verifier is None:
+            raise ValueError(
+                f"verify {self.verify!r} needs a verifier: its url and model "
+                "(--verifier-url, --verifier-model, or the config's verifier section)"
+            )
+        return self
+
     @model_validator(mode="after")
     def _judge_for_judge_matcher(self) -> ScoreConfig:
         if self.matcher == "judge" and self.matcher_judge is None:
@@ -223,6 +247,16 @@ class ScoreConfig(BaseModel):
     def record(self) -> dict[str, Any]:
         """JSON-ready dump written into results."""
         return self.model_dump(mode="json")
+
+    @model_serializer(mode="wrap")
+    def _omit_unused_verifier(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The verifier's fields are written only when one runs: a config without it dumps
+        (into results, ablations, jobs) what it dumped before the verifier existed."""
+        data: dict[str, Any] = handler(self)
+        if self.verify == "none":
+            data.pop("verify", None)
+            data.pop("verifier", None)
+        return data
 
     def encoder_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`crystalbench.encoders.load_encoder` this config

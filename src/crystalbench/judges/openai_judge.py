@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from crystalbench._internal.extras import require
-from crystalbench._internal.openai_client import api_key_from_env, openai_client
+from crystalbench._internal.openai_client import api_key_from_env
 from crystalbench._internal.paths import default_cache_dir
 from crystalbench._internal.sqlite import enable_wal
 from crystalbench.config.settings import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT, OPENAI_API_KEY_ENV
@@ -34,6 +34,7 @@ from crystalbench.judges.base import (
     load_prompt,
     parse_judge_reply,
 )
+from crystalbench.judges.client import ChatRequest, JudgeClient
 
 __all__ = ["JudgeStats", "OpenAIJudge", "VerdictCache"]
 
@@ -119,10 +120,17 @@ class JudgeStats:
     """Verdicts that came back undecided."""
 
 
+class JudgeCallError(RuntimeError):
+    """A request of the judge layer got no reply (the message says why)."""
+
+
 class OpenAIChatJudge:
     """What every LLM judge over an OpenAI-compatible ``/v1/chat/completions`` endpoint
-    shares: the lazily built official ``openai`` client, the on-disk verdict cache, the
-    counters, one deterministic chat request, the concurrent map and ``close``.
+    shares: the judge layer's :class:`~crystalbench.judges.client.JudgeClient` (the one
+    client factory, token counts, the served model id and ``system_fingerprint``), the on-disk
+    verdict cache, the counters, one deterministic chat request, the concurrent map and
+    ``close``. Its verdict cache predates the layer's reply cache and keeps its files and
+    keys, so verdicts cached by earlier runs are still found.
 
     Subclasses (:class:`OpenAIJudge`, the judge matcher's ``OpenAIStepJudge``) render their
     prompt, parse the reply and choose the cache file. Nothing is contacted until the first
@@ -152,7 +160,16 @@ class OpenAIChatJudge:
         self._api_key = api_key
         self.cache = VerdictCache(cache_path) if cache_path is not None else None
         self.stats = JudgeStats()
-        self._client: Any = None
+        self.client = JudgeClient(
+            self.base_url,
+            model,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            concurrency=self.max_workers,
+            cache_path=None,  # decided verdicts are cached above, in ``self.cache``
+        )
+        """The judge layer's client: every request goes through it."""
         self._lock = threading.Lock()
 
     @staticmethod
@@ -180,30 +197,28 @@ class OpenAIChatJudge:
             "max_workers": int(getattr(config, "concurrency", 8)),
         }
 
-    def _get_client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                self._client = openai_client(
-                    self.base_url,
-                    api_key=self._api_key,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    what="the LLM judge",
-                )
-            return self._client
-
     def _count(self, counter: str) -> None:
         with self._lock:
             setattr(self.stats, counter, getattr(self.stats, counter) + 1)
 
     def _chat(self, messages: list[dict[str, str]]) -> str | None:
-        """One request at temperature 0 (counted); raises what the client raises."""
+        """One request at temperature 0 (counted) through the judge layer.
+
+        Raises:
+            JudgeCallError: No reply (its message is the client's error).
+        """
         self._count("requests")
-        response = self._get_client().chat.completions.create(
-            model=self.model, messages=messages, temperature=0.0, max_tokens=self.max_tokens
+        prompt = getattr(self, "prompt", None)
+        request = ChatRequest(
+            tuple(messages),
+            prompt_sha256=getattr(prompt, "sha256", ""),
+            max_tokens=self.max_tokens,
+            temperature=0.0,
         )
-        content: str | None = response.choices[0].message.content
-        return content
+        reply = self.client.complete(request)
+        if reply.error is not None:
+            raise JudgeCallError(reply.error)
+        return reply.content
 
     def _map(self, work: Any, unique: Sequence[Any], max_workers: int | None = None) -> list[Any]:
         """``work(*request)`` for each distinct request, at most ``max_workers`` at once."""
@@ -215,8 +230,7 @@ class OpenAIChatJudge:
 
     def close(self) -> None:
         """Close the HTTP client and the cache."""
-        if self._client is not None:
-            self._client.close()
+        self.client.close()
         if self.cache is not None:
             self.cache.close()
 
@@ -346,6 +360,8 @@ class OpenAIJudge(OpenAIChatJudge):
     def _ask(self, question: str, gold: str, predicted: str) -> JudgeVerdict:
         try:
             raw = self._chat(self.prompt.render(question, gold, predicted))
+        except JudgeCallError as error:
+            return JudgeVerdict(correct=None, error=str(error))
         except Exception as error:  # connection, timeout, HTTP status, odd response shape
             return JudgeVerdict(correct=None, error=f"{type(error).__name__}: {error}")
         return parse_judge_reply(raw)

@@ -36,7 +36,7 @@ from crystalbench.config.settings import STEP_JUDGE_MAX_TOKENS
 from crystalbench.defaults import STEP_JUDGE_PROMPT
 from crystalbench.errors import UnknownNameError
 from crystalbench.judges.base import JudgeIdentity, JudgeVerdict
-from crystalbench.judges.openai_judge import OpenAIChatJudge, VerdictCache
+from crystalbench.judges.openai_judge import JudgeCallError, OpenAIChatJudge, VerdictCache
 from crystalbench.types import Record
 
 __all__ = [
@@ -370,6 +370,8 @@ class OpenAIStepJudge(OpenAIChatJudge):
     def _ask(self, request: StepMatchRequest) -> StepMatchVerdict:
         try:
             raw = self._chat(self.prompt.render(request.reference_step, request.predicted_steps))
+        except JudgeCallError as error:
+            return StepMatchVerdict(matches=None, error=str(error))
         except Exception as error:  # connection, timeout, HTTP status, odd response shape
             return StepMatchVerdict(matches=None, error=f"{type(error).__name__}: {error}")
         return parse_step_reply(raw, len(request.predicted_steps))

@@ -114,6 +114,8 @@ class ScoringEngine:
         step_judge: The judge matcher's :class:`~crystalbench.judges.step_judge.StepJudge`
             when ``config.matcher == "judge"``; built from ``config.matcher_judge`` when
             ``None``.
+        verifier: The step verifier's model when ``config.verify`` is not ``none``
+            (:mod:`crystalbench.scoring.verify`); built from ``config.verifier`` when ``None``.
 
     Examples:
         >>> from crystalbench.data import load_benchmark
@@ -134,6 +136,7 @@ class ScoringEngine:
         store: EmbeddingStore | None = None,
         progress: ProgressHook | None = None,
         step_judge: Any = None,
+        verifier: Any = None,
     ) -> None:
         self.config = config = config or ScoreConfig()
         self.encoder = encoder or load_encoder(config.encoder, **config.encoder_options())
@@ -164,6 +167,11 @@ class ScoringEngine:
                 )
             self.step_judge = step_judge
             self.rules = JudgeMatcher.rules(self.rules)
+        self.verification: Any = None  # the step verifier, a post-matching step; None: the paper
+        if config.verify != "none":
+            from crystalbench.scoring.verify import Verification
+
+            self.verification = Verification.from_config(config, verifier)
         self.scorer = self.item_scorer()
         """The item scorer of :meth:`iter_results` (and the default of the records)."""
         self.timings: dict[str, float] = {}
@@ -262,12 +270,16 @@ class ScoringEngine:
 
     def summary(self, benchmark: Benchmark, scored: ScoredSet, scorer: ItemScorer) -> RunSummary:
         """The summary of one set: its aggregates, provenance and skipped records."""
-        return scored.aggregator.summary(
+        summary = scored.aggregator.summary(
             self.config_record(benchmark, scored.predictions, scorer),
             problems=scored.problems,
             n_unknown_ids=len(scored.unknown),
             n_invalid_records=len(scored.predictions.problems),
         )
+        if self.verification is not None:
+            verified = self.verification.for_set(scorer).summary()
+            summary = summary.model_copy(update={"verification": verified})
+        return summary
 
     # ------------------------------------------------------------------ the pass
     def iter_scored(
@@ -309,6 +321,8 @@ class ScoringEngine:
             self.tick("parse", began)
             if progress:
                 progress("parse", len(items), total)
+        if self.verification is not None:
+            self.verification.plan(prepared)  # the most it may cost, before any call
         per_chunk = max(1, chunk_items // max(1, len(predictions)))
         bounds = [(lo, min(lo + per_chunk, len(items))) for lo in range(0, len(items), per_chunk)]
         began = time.perf_counter()
@@ -358,12 +372,19 @@ class ScoringEngine:
                     self.tick(candidate_filter.name, began)
                 scored = 0.0
                 filtering = dict(scorer.filter_seconds)
+                results = []
                 for ready, verdict in zip(batch, verdicts, strict=True):
                     began = time.perf_counter()
-                    result = scorer.score(ready, vectors, verdict)
+                    results.append(scorer.score(ready, vectors, verdict))
                     scored += time.perf_counter() - began
                     if progress:
                         progress("score", 1, total)
+                if self.verification is not None:  # after matching: the unmatched are known
+                    began = time.perf_counter()
+                    step = self.verification.for_set(scorer)
+                    results = step.apply([ready.item for ready in batch], results)
+                    self.tick("verify", began)
+                for result in results:
                     yield set_index, result
                 # The filters' candidates() time is theirs, not the scoring's.
                 for name, seconds in scorer.filter_seconds.items():
@@ -420,6 +441,8 @@ class ScoringEngine:
                     summary = one.writer.commit(summary)
                     self.tick("write", began)
                 runs.append(RunResult(one.items, summary, self.front.stats, self.timings))
+            if self.verification is not None:
+                self.verification.report_dry_run()
         finally:
             for one in sets:
                 if one.writer is not None:

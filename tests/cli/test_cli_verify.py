@@ -1,0 +1,67 @@
+"""``crystal score --verify`` end to end: the sample against a scripted loopback server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from crystalbench.cli.main import app
+
+pytest.importorskip("uvicorn")
+from servers.openai_server import LoopbackServer, ServerState
+
+SAMPLE = Path(__file__).resolve().parents[2] / "src/crystalbench/data/sample/predictions"
+runner = CliRunner()
+
+
+def score(out: Path, server: LoopbackServer, cache: Path, *extra: str):
+    args = ["score", "-b", "sample", "-p", str(SAMPLE / "verbose-recall.jsonl"), "-o", str(out),
+            "--encoder", "hash", "--limit", "3", "--cache-dir", str(cache), "--verify",
+            "unmatched", "--verifier-url", server.base_url, "--verifier-model", "vlm",
+            "--quiet", *extra]  # fmt: skip
+    return runner.invoke(app, args)
+
+
+def test_score_with_a_verifier_then_from_the_cache_then_dry(tmp_path):
+    verdict = json.dumps({"label": "supported", "p_correct": 0.9, "reason": "fine"})
+    with LoopbackServer(ServerState()) as server:
+        server.state.configure({"answers": {"Step to check:": verdict}})
+        first = score(tmp_path / "a", server, tmp_path / "cache")
+        assert first.exit_code == 0, first.output
+        sent = len(server.state.log)
+        assert sent > 0
+        summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+        verified = summary["verification"]
+        assert verified["n_unverified"] == 0
+        assert verified["requests"] == sent
+        assert summary["config"]["verify"] == "unmatched"
+        records = [json.loads(line) for line in (tmp_path / "a" / "examples.jsonl").open()]
+        unmatched = sum(len(r["pred_steps"]) - len({m[0] for m in r["matches"]}) for r in records)
+        assert sum(len(r["verdicts"]) for r in records) == unmatched == verified["n_checked"]
+
+        again = score(tmp_path / "b", server, tmp_path / "cache")
+        assert again.exit_code == 0, again.output
+        assert len(server.state.log) == sent  # every call from the cache
+        assert (
+            json.loads((tmp_path / "b" / "summary.json").read_text())["verification"]["cache_hits"]
+            == sent
+        )
+
+        dry = score(tmp_path / "c", server, tmp_path / "cache-dry", "--dry-run")
+        assert dry.exit_code == 0, dry.output
+        assert len(server.state.log) == sent  # nothing sent
+        assert "dry run" in dry.output
+
+
+def test_verify_without_a_verifier_is_one_clear_line(tmp_path):
+    result = runner.invoke(
+        app,
+        ["score", "-b", "sample", "-p", str(SAMPLE / "verbose-recall.jsonl"), "-o", str(tmp_path),
+         "--encoder", "hash", "--verify", "unmatched"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "needs a verifier" in result.output
+    assert "Traceback" not in result.output
