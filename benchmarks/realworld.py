@@ -155,7 +155,16 @@ def _mathvista_item(item_id: Any, question: str, row: dict[str, Any]) -> dict[st
     answer_type = (
         "multiple_choice" if options else ("numeric" if kind in ("integer", "float") else None)
     )
-    return _item(item_id, question, row["answer"], options=options, answer_type=answer_type)
+    # MathVista's prompt asks for "the final value": the benchmark declares that phrase.
+    metadata = {"answer_phrase": "final value"}
+    return _item(
+        item_id,
+        question,
+        row["answer"],
+        options=options,
+        answer_type=answer_type,
+        metadata=metadata,
+    )
 
 
 def _vlmevalkit_mathvista_verdict(row: dict[str, Any]) -> bool:
