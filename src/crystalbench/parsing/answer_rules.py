@@ -28,6 +28,7 @@ from crystalbench.parsing.answer import (
     tidy_answer,
 )
 from crystalbench.parsing.cleaning import has_alnum, plain
+from crystalbench.parsing.sentences import split_sentences
 
 _MAX_ANSWER_CHARS = 300
 """Longest stretch of a line read as one answer value."""
@@ -37,6 +38,7 @@ __all__ = [
     "OPTION_PHRASE",
     "ZH_ANSWER_PHRASE",
     "Extraction",
+    "closing_number",
     "ends_with_answer_phrase",
     "find_answer",
     "find_answer_rule",
@@ -74,6 +76,11 @@ ANSWER_RULES: dict[str, str] = {
         "a bare value (an option letter, a number, yes/no) alone on the last line after "
         "the reasoning, when no phrase committed"
     ),
+    "closing_number": (
+        'the closing sentence states one number as what was asked: "So, the perimeter of '
+        'the square is 16 meters." (the last sentence of the reply, "... is/are/equals N '
+        '[unit]."), when no phrase committed'
+    ),
     "bare_reply": 'a reply that is only an answer: "B", "(B) cat", "42", "The left one."',
 }
 """Every rule that can take an answer, by name: the value of
@@ -102,6 +109,7 @@ OPTION_PHRASE = re.compile(
 
 ZH_ANSWER_PHRASE = re.compile(
     r"答案(?:应该?|应当)?(?:是|为|选)[ \t]*[:：]?[ \t]*|答案[ \t]*[:：][ \t]*"
+    r"|选项(?:是|为)[ \t]*[:：]?[ \t]*(?=[(（]?[A-Ha-hＡ-Ｈ])"
     r"|(?:故|所以|因此|应|我们)选(?:择)?[ \t]*[:：]?[ \t]*(?=[(（]?[A-Ha-hＡ-Ｈ])"
 )
 """A Chinese answer phrase: 答案是, 正确答案为, 答案：, 故选 / 应选 before an option letter."""
@@ -113,6 +121,17 @@ _ENGLISH_PHRASE_AT_END = re.compile(
     r"|suitable)[ \t]+(?:option|choice))"
     r"(?:[ \t]+(?:is|would[ \t]+be|should[ \t]+be|will[ \t]+be|must[ \t]+be)[ \t]*[:：]?"
     r"|[ \t]*[:：])[ \t]*(?:\*\*|__)?[ \t]*(?:\\\[|\$\$)?[ \t]*$",
+    re.IGNORECASE,
+)
+# "the most accurate answer based on the food web is:": the answer word, then its verb.
+_LONG_PHRASE_AT_END = re.compile(
+    r"\b(?:answer|option|choice)\b[^.!?\n:]{1,80}?[ \t]+(?:is|would[ \t]+be|will[ \t]+be)"
+    r"[ \t]*[:：][ \t]*(?:\*\*|__)?[ \t]*(?:\\\[|\$\$)?[ \t]*$",
+    re.IGNORECASE,
+)
+_LONG_PHRASE_LINE = re.compile(
+    r"\b(?:answer|option|choice)\b[^.!?\n:]{1,80}?[ \t]+(?:is|would[ \t]+be|will[ \t]+be)"
+    r"[ \t]*[:：][ \t]*(?:\*\*|__)?[ \t]*(?=\n)",
     re.IGNORECASE,
 )
 _DISPLAY_OPEN = ("\\[", "$$")
@@ -157,7 +176,10 @@ def ends_with_answer_phrase(line: str, prompt: re.Pattern[str] | None = None) ->
     if not text:
         return False
     english = "nswer" in text or "ption" in text or "hoice" in text
-    if english and _ENGLISH_PHRASE_AT_END.search(text) is not None:
+    if english and (
+        _ENGLISH_PHRASE_AT_END.search(text) is not None
+        or _LONG_PHRASE_AT_END.search(text) is not None
+    ):
         return True
     for pattern in (ZH_ANSWER_PHRASE, prompt):
         if pattern is None:
@@ -253,6 +275,11 @@ def find_answer_rule(
                 where, value, next_line = found
                 rule = "answer_next_line" if next_line else "answer_phrase"
                 candidates.append((where, cut_answer(value), rule))
+    if "nswer" in text or "ption" in text or "hoice" in text:
+        for m in _LONG_PHRASE_LINE.finditer(text):
+            following = _value_after(text, m.end())
+            if following is not None:
+                candidates.append((following[0], cut_answer(following[1]), "answer_next_line"))
     if "ption" in text or "hoice" in text:
         for m in OPTION_PHRASE.finditer(text):
             found = _phrase_value(text, m.end())
@@ -275,6 +302,9 @@ def find_answer_rule(
     last = last_line_answer(lines)
     if last is not None:
         return Extraction(last, "last_line")
+    closing = closing_number(lines)
+    if closing is not None:
+        return Extraction(closing, "closing_number")
     return Extraction(None, None)
 
 
@@ -292,6 +322,43 @@ _LAST_LINE_VALUE = re.compile(
     r"|[-+]?\$?\d[\d,]*(?:\.\d+)?[ \t]*(?:%|°)?|yes|no|true|false",
     re.IGNORECASE,
 )
+
+
+_CLOSING_NUMBER = re.compile(
+    r"(?:(?:so|thus|therefore|hence|finally|in conclusion)[ \t]*,?[ \t]+)?[^.!?;:\n]{3,160}?"
+    r"[ \t]+(?:is|are|was|equals|=|comes[ \t]+to|amounts[ \t]+to)[ \t]+"
+    r"(?:(?:approximately|about|around|roughly|exactly|only|just)[ \t]+)?"
+    r"(?P<value>[-+−]?\$?\d[\d,]*(?:\.\d+)?(?:[ \t]*(?:%|°))?)"
+    r"(?:[ \t]*[A-Za-z$][A-Za-z.$ \t-]{0,40}?)?[ \t]*[.!]?[ \t]*",
+    re.IGNORECASE,
+)
+_CLOSING_TAIL_WORDS = re.compile(
+    r"\b(?:and|or|but|than|times|plus|minus|from|to|of|per|each|which|if|because|since)\b",
+    re.IGNORECASE,
+)
+
+
+_CLOSING_VERB = re.compile(r"\b(?:is|are|was|equals)\b|=", re.IGNORECASE)
+
+
+def closing_number(lines: Sequence[AnswerLine]) -> str | None:
+    """The number the closing sentence states as the result ("So, the perimeter of the
+    square is 16 meters." gives "16"): the last sentence of the last content line, of the
+    shape "<what> is/are/equals [about] N [unit].", with nothing after the unit. A sentence
+    that goes on ("... is 16 and ...", "... is 5 times ...") commits to nothing."""
+    content = [line for line in lines if line.kind not in ("blank", "fence", "rule")]
+    if not content or content[-1].kind not in ("text", "item"):
+        return None
+    sentences = split_sentences(plain(content[-1].text))
+    if not sentences:
+        return None
+    last = sentences[-1].replace("**", "").strip()
+    m = _CLOSING_NUMBER.fullmatch(last)
+    if m is None or _CLOSING_TAIL_WORDS.search(last, m.end("value")):
+        return None
+    if len(_CLOSING_VERB.findall(last, 0, m.start("value"))) > 1:
+        return None  # "The total is 5 and the rest is 4.": two statements, no commitment
+    return m.group("value").replace("−", "-").replace("$", "").replace(" ", "")
 
 
 def last_line_answer(lines: Sequence[AnswerLine]) -> str | None:
