@@ -268,7 +268,7 @@ def find_answer_rule(
                     value = cut_answer(following.text.strip().replace("**", "").strip())
                     candidates.append((where, value, "answer_heading"))
                 break
-    if "nswer" in text:
+    if "nswer" in text or "NSWER" in text:
         for m in ANSWER_PHRASE.finditer(text):
             found = _phrase_value(text, m.end())
             if found is not None:
