@@ -94,9 +94,10 @@ def _rules(
     if answer_type == "free_form":
         letter = gold_letter(item.answer)
         if letter is not None:  # an option letter with the options in the image
+            exact = free_form_verdict(predicted, item, None)
             verdict = letter_verdict(predicted, letter)
-            if verdict is not None:
-                return verdict
+            if verdict is not None and verdict.correct and not exact.correct:  # type: ignore[union-attr]
+                return verdict  # "C. There is a blue swallow" names C
     if answer_type == "numeric":
         return numeric_verdict(predicted, item, numeric_shape(item))
     if answer_type == "yes_no":

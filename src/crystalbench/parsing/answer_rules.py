@@ -277,9 +277,10 @@ def find_answer_rule(
                 candidates.append((where, cut_answer(value), rule))
     if "nswer" in text or "ption" in text or "hoice" in text:
         for m in _LONG_PHRASE_LINE.finditer(text):
-            following = _value_after(text, m.end())
-            if following is not None:
-                candidates.append((following[0], cut_answer(following[1]), "answer_next_line"))
+            after_phrase = _value_after(text, m.end())
+            if after_phrase is not None:
+                where, value = after_phrase
+                candidates.append((where, cut_answer(value), "answer_next_line"))
     if "ption" in text or "hoice" in text:
         for m in OPTION_PHRASE.finditer(text):
             found = _phrase_value(text, m.end())
