@@ -287,6 +287,14 @@ COUNTS: tuple[Count, ...] = (
         optional=True,
     ),
     Count(
+        "n_truncated",
+        "Truncated",
+        "items whose reply stops mid-reasoning (cut off by the token limit)",
+        False,
+        False,
+        optional=True,
+    ),
+    Count(
         "n_precedence",
         "Partial order",
         "items whose order was scored against a partial-order reference (reference_precedence)",

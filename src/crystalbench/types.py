@@ -183,6 +183,14 @@ class ParsedResponse(Record):
     thinking: str | None = None
     """Content of think blocks. It is scored only when ``status`` starts with ``thinking_``
     (the final part had no steps of its own); otherwise it is kept for inspection."""
+    extraction: str | None = None
+    """The rule that took ``answer``: a key of
+    :data:`crystalbench.parsing.answer.ANSWER_RULES` (``boxed``, ``answer_line``,
+    ``answer_next_line``, ``prompt_phrase``, ``given``...); ``None`` when no rule committed
+    (``answer`` is ``None`` too)."""
+    truncated: bool = False
+    """The reply stops mid-reasoning (cut off by the token limit): see
+    :func:`crystalbench.parsing.response.is_truncated`."""
 
     @property
     def failed(self) -> bool:
@@ -484,6 +492,13 @@ class ItemResult(ChainScore, _ItemHead):
     verdicts: list[StepVerdict] | None = None
     """The step verifier's verdicts on the checked predicted steps, by step index
     (``--verify unmatched`` or ``all``). ``None``, and absent from the line: no verifier."""
+    answer_extraction: str | None = None
+    """Which extraction rule took ``pred_answer`` from the model's text
+    (:data:`crystalbench.parsing.answer.ANSWER_RULES`: ``boxed``, ``answer_next_line``,
+    ``prompt_phrase``, ``json``, ``given``...; ``answer_rule`` is the comparison rule that
+    judged it). ``None``, and absent from the line: no answer was found."""
+    truncated: bool = False
+    """The reply stops mid-reasoning (cut off); absent from the line when ``False``."""
 
     @model_serializer(mode="wrap")
     def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -496,6 +511,10 @@ class ItemResult(ChainScore, _ItemHead):
             data.pop("vetoed", None)
         if self.verdicts is None:
             data.pop("verdicts", None)
+        if self.answer_extraction is None:
+            data.pop("answer_extraction", None)
+        if not self.truncated:
+            data.pop("truncated", None)
         return data
 
     @property
@@ -563,6 +582,18 @@ class MetricSummary(Record):
     without a guard)."""
     n_vetoed_items: int = 0
     """Items with at least one vetoed pair."""
+    n_truncated: int = 0
+    """Items whose reply stops mid-reasoning (``truncated`` in their record); absent from the
+    summary when 0."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_truncated(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``n_truncated`` is written only when an item was cut off: summaries of runs
+        without one stay as they were."""
+        data: dict[str, Any] = handler(self)
+        if not self.n_truncated:
+            data.pop("n_truncated", None)
+        return data
 
 
 class PairSummary(Record):

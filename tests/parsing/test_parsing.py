@@ -213,7 +213,9 @@ def test_prediction_with_steps_is_structured() -> None:
         id="7", reasoning_steps=["  a  ", " ", "", "b", "b"], answer="C", response="x"
     )
     parsed = parse_prediction(pred)
-    assert parsed == ParsedResponse(steps=["a", "b", "b"], answer="C", status="structured", raw="x")
+    assert parsed == ParsedResponse(
+        steps=["a", "b", "b"], answer="C", status="structured", raw="x", extraction="given"
+    )
 
 
 def test_prediction_with_empty_step_list_is_still_structured() -> None:

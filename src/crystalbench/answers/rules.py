@@ -6,6 +6,7 @@ points that pick a rule are in :mod:`crystalbench.answers.scoring`.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from crystalbench.answers.options import (
@@ -16,10 +17,26 @@ from crystalbench.answers.options import (
 )
 from crystalbench.errors import InputError
 from crystalbench.judges.base import Judge, JudgeRequest
-from crystalbench.normalize import answer_key, clean_answer, math_equivalent, parse_yes_no
+from crystalbench.normalize import (
+    answer_key,
+    clean_answer,
+    find_choice_letters,
+    math_equivalent,
+    parse_yes_no,
+)
 from crystalbench.types import AnswerType, AnswerVerdict, BenchmarkItem
 
-__all__ = ["NeedsJudge", "free_form_verdict", "multiple_choice_verdict", "shown", "yes_no_verdict"]
+__all__ = [
+    "NeedsJudge",
+    "free_form_verdict",
+    "gold_letter",
+    "gold_letter_set",
+    "letter_verdict",
+    "multiple_choice_verdict",
+    "option_set_verdict",
+    "shown",
+    "yes_no_verdict",
+]
 
 _SHOWN_CHARS = 200
 """Longest normalised answer text kept in a verdict (the raw answer is stored elsewhere)."""
@@ -124,4 +141,75 @@ def free_form_verdict(
         fallback=AnswerVerdict(
             correct=None, rule="judge_failed", answer_type="free_form", predicted=answer, gold=gold
         ),
+    )
+
+
+# MARK: option letters as golds (sets of options; letters where the options are in the image)
+
+_GOLD_LETTER = r"[(（]?\s*([A-Z])\s*[)）]?"
+_GOLD_JOIN = r"\s*(?:[,，;；/&、]|\band\b|\n)\s*|\s+"
+_GOLD_SET = re.compile(rf"{_GOLD_LETTER}(?:(?:{_GOLD_JOIN}){_GOLD_LETTER})+")
+_GOLD_ONE = re.compile(rf"{_GOLD_LETTER}[.]?")
+
+
+def gold_letter_set(gold: str) -> frozenset[str] | None:
+    """The options of a gold that names several ("A, C", "B and D", "C\\nD"); ``None``
+    for any other gold (one letter, text).
+
+    Examples:
+        >>> sorted(gold_letter_set("A, C")), sorted(gold_letter_set("D and B"))
+        (['A', 'C'], ['B', 'D'])
+        >>> gold_letter_set("C") is None, gold_letter_set("A cat") is None
+        (True, True)
+    """
+    text = gold.strip()
+    if _GOLD_SET.fullmatch(text) is None:
+        return None
+    letters = frozenset(re.findall(r"[A-Z]", text))
+    return letters if len(letters) > 1 else None
+
+
+def gold_letter(gold: str) -> str | None:
+    """The option letter a gold is ("C", "(C)", "C."), ``None`` otherwise."""
+    m = _GOLD_ONE.fullmatch(gold.strip())
+    return m.group(1) if m is not None else None
+
+
+def _named_letters(predicted: str, n_options: int | None) -> tuple[str, ...]:
+    return find_choice_letters(predicted.replace("，", ",").replace("、", ","), n_options).letters
+
+
+def option_set_verdict(
+    predicted: str, item: BenchmarkItem, gold: frozenset[str], answer_type: AnswerType
+) -> AnswerVerdict:
+    """A gold naming several options: the options the answer names, compared as a set
+    ("A and C" answers "A, C"; "D, B" answers "B, D"; "A" alone does not). Rule ``mc_set``.
+    """
+    options = item_options(item)
+    named = _named_letters(predicted, len(options) or None)
+    gold_text = ", ".join(sorted(gold))
+    return AnswerVerdict(
+        correct=bool(named) and frozenset(named) == gold,
+        rule="mc_set",
+        answer_type=answer_type,
+        predicted=", ".join(sorted(set(named))) or None,
+        gold=gold_text,
+        detail=None if named else "no option letter in the answer",
+    )
+
+
+def letter_verdict(predicted: str, gold: str) -> AnswerVerdict | None:
+    """A gold that is an option letter while the options are not in the data (they are in
+    the image: LogicVista): the letter the answer names, its option text after it ignored
+    ("C. There is a blue swallow" and "B) B" name C and B). Rule ``letter``; ``None`` when
+    the answer names no single letter (the free-form rule decides then)."""
+    named = _named_letters(predicted, None)
+    if len(named) != 1:
+        return None
+    return AnswerVerdict(
+        correct=named[0] == gold,
+        rule="letter",
+        answer_type="free_form",
+        predicted=named[0],
+        gold=gold,
     )

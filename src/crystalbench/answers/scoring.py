@@ -15,7 +15,11 @@ from crystalbench.answers.numeric import numeric_verdict
 from crystalbench.answers.rules import (
     NeedsJudge,
     free_form_verdict,
+    gold_letter,
+    gold_letter_set,
+    letter_verdict,
     multiple_choice_verdict,
+    option_set_verdict,
     yes_no_verdict,
 )
 from crystalbench.defaults import COMPAT_CRYSTAL_METRICS, COMPAT_MODES
@@ -59,6 +63,9 @@ def _compat(
     )
 
 
+_LETTER_TYPES = frozenset({"multiple_choice", "free_form"})
+
+
 def _rules(
     predicted: str | None, item: BenchmarkItem, judge: Judge | None, compat: str | None
 ) -> AnswerVerdict | NeedsJudge:
@@ -79,8 +86,18 @@ def _rules(
             gold=item.answer,
             detail="no answer",
         )
+    gold_set = gold_letter_set(item.answer) if answer_type in _LETTER_TYPES else None
+    if gold_set is not None:  # "A, C": several options, compared as a set
+        return option_set_verdict(predicted, item, gold_set, answer_type)
     if answer_type == "multiple_choice":
         return multiple_choice_verdict(predicted, item)
+    if answer_type == "free_form":
+        letter = gold_letter(item.answer)
+        if letter is not None:  # an option letter with the options in the image
+            exact = free_form_verdict(predicted, item, None)
+            verdict = letter_verdict(predicted, letter)
+            if verdict is not None and verdict.correct and not exact.correct:  # type: ignore[union-attr]
+                return verdict  # "C. There is a blue swallow" names C
     if answer_type == "numeric":
         return numeric_verdict(predicted, item, numeric_shape(item))
     if answer_type == "yes_no":

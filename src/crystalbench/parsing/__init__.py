@@ -78,7 +78,21 @@ Only the three names below are public; the modules are the parser's internals.
 
 from __future__ import annotations
 
-from crystalbench.parsing.response import parse_prediction, parse_response
+from crystalbench.parsing.answer_rules import ANSWER_RULES, Extraction
+from crystalbench.parsing.response import (
+    answer_phrases_of,
+    extract_answer,
+    parse_prediction,
+    parse_response,
+)
 from crystalbench.parsing.sentences import split_sentences
 
-__all__ = ["parse_prediction", "parse_response", "split_sentences"]
+__all__ = [
+    "ANSWER_RULES",
+    "Extraction",
+    "answer_phrases_of",
+    "extract_answer",
+    "parse_prediction",
+    "parse_response",
+    "split_sentences",
+]

@@ -14,7 +14,8 @@ disagree on what a box holds or where an answer begins.
   answer (:func:`answer_tail`); :data:`ANSWER_LEAD_IN` strips such a phrase from the start of
   an answer ("So the final answer is: 3").
 - :data:`ANSWER_LINE` recognises a whole "Answer: ..." / "**Final Answer**" line.
-- :func:`find_answer` picks the last commitment of a text among all of the above.
+- the rule set that picks the answer a whole text commits to is in
+  :mod:`crystalbench.parsing.answer_rules`.
 
 This module imports nothing above the parsing layer (no :mod:`crystalbench.normalize`, no
 :mod:`crystalbench.answers`); every pattern is linear-time.
@@ -41,7 +42,6 @@ __all__ = [
     "boxed_spans",
     "cut_answer",
     "extract_boxed",
-    "find_answer",
     "is_answer_statement",
     "strip_tags",
     "tag_blocks",
@@ -236,7 +236,8 @@ def answer_tail(text: str) -> str | None:
 
 # Where a committed answer stops: end of sentence, or the start of a justification.
 _ANSWER_STOP = re.compile(
-    r"[.!?。](?=\s|$)|;|,?[ \t]+(?:because|since)\b|,[ \t]*(?:as|which|so|given)\b",
+    r"[.!?](?=\s|$)|[。；！？]|;|,?[ \t]+(?:because|since)\b|,[ \t]*(?:as|which|so|given)\b"
+    r"|[，,][ \t]*(?:因为|由于)",
     re.IGNORECASE,
 )
 _MAX_ANSWER_CHARS = 300
@@ -314,43 +315,6 @@ class AnswerLine(Protocol):
     def answer(self) -> str | None: ...
     @property
     def answer_at(self) -> int: ...
-
-
-def find_answer(text: str, lines: Sequence[AnswerLine]) -> str | None:
-    """The last answer the text commits to, by position of the answer value.
-
-    Candidates: every ``\\boxed{}``, ``<answer>`` / ``<CONCLUSION>`` block, "Answer:" line,
-    line under a "Final Answer" heading and "the answer is ..." phrase; the one whose value
-    starts last and is not blank wins.
-    """
-    candidates: list[tuple[int, str]] = [
-        (span.content_start, span.content(text)) for span in boxed_spans(text)
-    ]
-    if "<" in text:
-        for _, content_start, content_end, _ in tag_blocks(text):
-            candidates.append((content_start, text[content_start:content_end]))
-    for index, line in enumerate(lines):
-        if line.kind == "answer" and line.answer is not None:
-            candidates.append((line.answer_at, cut_answer(line.answer)))
-        elif line.kind == "answer_head":
-            for following in lines[index + 1 : index + 4]:
-                if following.kind == "blank":
-                    continue
-                if following.kind in ("text", "item"):
-                    where = following.offset + following.indent
-                    candidates.append((where, cut_answer(following.text)))
-                break
-    if "nswer" in text:
-        for m in ANSWER_PHRASE.finditer(text):
-            line_end = text.find("\n", m.end())
-            line_end = len(text) if line_end < 0 else line_end
-            segment = text[m.end() : min(line_end, m.end() + _MAX_ANSWER_CHARS)]
-            candidates.append((m.end(), cut_answer(segment)))
-    for _, value in sorted(candidates, key=lambda c: c[0], reverse=True):
-        cleaned = tidy_answer(value, trim_period=True)
-        if cleaned is not None and has_alnum(cleaned):
-            return cleaned
-    return None
 
 
 def is_answer_statement(sentence: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SURROGATE", "clean_step", "has_alnum", "is_filler", "plain"]
+__all__ = ["SIGN_OFFS", "SURROGATE", "clean_step", "has_alnum", "is_filler", "plain"]
 
 _LEAD_MARKER = re.compile(
     r"(?:#{1,6}[ \t]+|>[ \t]*|[-*+•·▪‣◦●][ \t]+|\(?\d{1,2}[.)][ \t]+|\(\d{1,2}\)[ \t]*"
@@ -76,11 +76,56 @@ _INTRO = re.compile(
     re.IGNORECASE,
 )
 _STEP_BY_STEP = re.compile(r"step[- ]by[- ]step", re.IGNORECASE)
+SIGN_OFFS: tuple[str, ...] = (
+    "i hope this helps",
+    "i hope that helps",
+    "hope this helps",
+    "hope that helps",
+    "i hope this answers your question",
+    "i hope this is helpful",
+    "i hope this explanation helps",
+    "let me know if you have any",
+    "let me know if you need",
+    "let me know if there is anything",
+    "let me know if you would like",
+    "please let me know if",
+    "feel free to ask",
+    "feel free to let me know",
+    "if you have any other questions",
+    "if you have any more questions",
+    "if you have any further questions",
+    "if you have any questions",
+    "is there anything else",
+    "happy to help",
+    "glad i could help",
+    "good luck",
+    "thank you for your question",
+    "thanks for asking",
+    "i'm sorry, but i cannot",
+    "i am sorry, but i cannot",
+    "希望这对你有帮助",
+    "希望对你有帮助",
+    "如果你有其他问题",
+    "如有其他问题",
+)
+"""Chat sign-offs and pleasantries that are never reasoning, on every path but JSON lists:
+a prose step that opens with one of these (case-insensitive, curly apostrophes read as
+straight) is dropped (:func:`is_filler`)."""
+_SIGN_OFF = re.compile(
+    r"(?:(?:again|also|and|so|well)[ \t]*,?[ \t]+)?(?:"
+    + "|".join(re.escape(p) for p in SIGN_OFFS)
+    + ")",
+    re.IGNORECASE,
+)
 
 
 def is_filler(step: str) -> bool:
-    """Intro lines and pleasantries that carry no reasoning ("Sure! Let's think.")."""
+    """Intro lines, pleasantries and sign-offs that carry no reasoning ("Sure! Let's
+    think.", "I hope this helps!", "Let me know if you have any other questions.": the
+    documented list :data:`SIGN_OFFS`)."""
     if step.endswith(":"):
+        return True
+    if _SIGN_OFF.match(step.replace("’", "'")) is not None:
         return True
     m = _PLEASANTRY.match(step)
     rest = step[m.end() :] if m else step

@@ -141,6 +141,9 @@ def _is_sentence_boundary(line: str, start: int, m: re.Match[str]) -> bool:
         return False  # "1. First...", "a. ..." at the start of a sentence
     if len(token) == 1 and token.isupper():
         previous = before.rsplit(" ", 1)[-1] if before else ""
+        following_word = line[m.end() :].split(None, 1)[0] if line[m.end() :].split() else ""
+        if previous and following_word.strip(",.;:") == previous:
+            return True  # "both Set A and Set B. Set A alternates": a label, then its noun
         if not previous or previous[:1].isupper():
             return False  # "J. K. Rowling", "George W. Bush"
     return True

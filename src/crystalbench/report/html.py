@@ -132,6 +132,8 @@ _ITEM_COLUMNS: tuple[str, ...] = (
     "ooo",
     "rc",
     "nrc",
+    "ext",
+    "trunc",
 )
 """Per-item columns of the page's data besides the metrics (``pos`` comes first)."""
 
@@ -170,6 +172,8 @@ def _run_items(
             else "scored"
         )
         columns["rule"].append(it.answer_rule)
+        columns["ext"].append(it.answer_extraction)  # which extraction rule took the answer
+        columns["trunc"].append(int(it.truncated))
         columns["atype"].append(it.answer_type)
         columns["pa"].append(it.pred_answer)
         columns["miss"].append(int(it.missing))

@@ -80,6 +80,8 @@ class LeaderboardRow(Record):
     """Items with fewer than two matches (LIS and Kendall 1.0 by the paper's convention)."""
     n_compat_blank: int = 0
     """Blank answers crystal-metrics 0.2.0's answer rules credited."""
+    n_truncated: int = 0
+    """Items whose reply stops mid-reasoning (``truncated`` in their record)."""
     n_precedence: int = 0
     """Items whose order was scored against a partial-order reference."""
     guard: str = "none"
@@ -142,6 +144,7 @@ def leaderboard_rows(
                 n_alt_chain_won=sum(1 for item in run.items if item.ref_chain > 0),
                 n_order_undefined=sum(1 for item in run.items if len(item.matches) < 2),
                 n_compat_blank=sum(1 for item in run.items if item.answer_rule == BLANK_RULE),
+                n_truncated=sum(1 for item in run.items if item.truncated),
                 n_precedence=sum(1 for item in run.items if item.ref_precedence is not None),
                 guard=run.guard,
                 n_vetoed_pairs=sum(len(item.vetoed or ()) for item in run.items),

@@ -50,6 +50,7 @@ class Aggregator:
         self.order_undefined: list[bool] = []
         self.compat_blank: list[bool] = []
         self.precedence: list[bool] = []
+        self.truncated: list[bool] = []
         self.vetoed: list[int] = []
         self.guarded = False
         """Whether a guard ran (some record carries ``vetoed``)."""
@@ -72,6 +73,7 @@ class Aggregator:
         self.order_undefined.append(len(result.matches) < 2)
         self.compat_blank.append(result.answer_rule == COMPAT_BLANK_RULE)
         self.precedence.append(result.ref_precedence is not None)
+        self.truncated.append(result.truncated)
         vetoed = result.vetoed
         self.vetoed.append(len(vetoed) if vetoed else 0)
         if vetoed is not None:
@@ -114,6 +116,7 @@ class Aggregator:
             n_precedence=count(self.precedence),
             n_vetoed_pairs=int(vetoed.sum()),
             n_vetoed_items=int((vetoed > 0).sum()),
+            n_truncated=count(self.truncated),
         )
 
     def summary(

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from crystalbench.defaults import ALPHA, ORDER_METRIC
-from crystalbench.parsing import parse_prediction
+from crystalbench.parsing import answer_phrases_of, parse_prediction
 from crystalbench.precedence import Precedence
 from crystalbench.scoring.compat import (
     given_steps,
@@ -376,7 +376,7 @@ class ItemScorer:
         """
         parsed = None
         if pred is not None and not is_empty_prediction(pred):
-            parsed = parse_prediction(pred)
+            parsed = parse_prediction(pred, answer_phrases=answer_phrases_of(item.metadata))
         steps, blank = self.predicted_steps(pred, parsed)
         if chains is None:
             chains = self.reference_chains(item)
@@ -489,4 +489,6 @@ class ItemScorer:
             pair=pair,
             pair_size=pair_size,
             vetoed=context.vetoes,
+            answer_extraction=parsed.extraction if parsed is not None else None,
+            truncated=parsed.truncated if parsed is not None else False,
         )

@@ -551,7 +551,7 @@
     var ok = it.ok[k];
     var verdict = it.miss[k] ? '<span class="ko">missing prediction</span>' : ok === 1 ? '<span class="ok">✓ correct</span>' : ok === 0 ? '<span class="ko">✗ wrong</span>' : '<span class="un">? unscored</span>';
     html += '<dl class="answers"><dt>Gold answer</dt><dd id="iv-gold">' + esc(ITEMS.gold[g]) + "</dd><dt>Predicted</dt><dd id=\"iv-pred\">" + (it.pa[k] == null ? '<span class="empty-note">none</span>' : esc(it.pa[k])) +
-      "</dd><dt>Verdict</dt><dd id=\"iv-verdict\">" + verdict + ' <span class="tag">rule: ' + esc(it.rule[k]) + '</span><span class="tag">type: ' + esc(it.atype[k]) + "</span></dd><dt>Parse</dt><dd>" + esc(it.status[k]) +
+      "</dd><dt>Verdict</dt><dd id=\"iv-verdict\">" + verdict + ' <span class="tag">rule: ' + esc(it.rule[k]) + '</span><span class="tag">type: ' + esc(it.atype[k]) + "</span></dd><dt>Extraction</dt><dd id=\"iv-extraction\">" + (it.ext && it.ext[k] ? esc(it.ext[k]) : "no rule committed") + (it.trunc && it.trunc[k] ? ' <span class="tag">truncated</span>' : "") + "</dd><dt>Parse</dt><dd>" + esc(it.status[k]) +
       (it.blank[k] ? ' <span class="tag">' + it.blank[k] + " blank steps dropped</span>" : "") + "</dd></dl>";
     html += "</div></div>";
     var steps = it.steps[k], refs = it.ref[k] || ITEMS.ref[g] || [], matches = it.matches[k], ooo = it.ooo[k];
