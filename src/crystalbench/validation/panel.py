@@ -168,8 +168,8 @@ def parse_graders(text: str | Sequence[str]) -> list[Grader]:
                 label=label.strip(),
                 encoder=encoder.strip(),
                 threshold=threshold,
-                guard=guard,  # type: ignore[arg-type]
-                matcher=matcher,  # type: ignore[arg-type]
+                guard=guard,
+                matcher=matcher,
             )
         )
     if not out:
@@ -575,11 +575,11 @@ def run_panel(
             )
         )
     assert models is not None
-    for name in (baseline, treated):
-        if name is not None and name not in models:
+    for given in (baseline, treated):
+        if given is not None and given not in models:
             raise InputError(
-                f"prediction set {name!r} is not one of the sets scored ({', '.join(models)})",
-                field="--baseline" if name == baseline else "--treated",
+                f"prediction set {given!r} is not one of the sets scored ({', '.join(models)})",
+                field="--baseline" if given == baseline else "--treated",
             )
     grader_labels = list(labels)
     if ensemble and len(graders) >= 2:
@@ -607,10 +607,13 @@ def run_panel(
     values = {
         g: np.vstack([_item_values(items[g][m], metric) for m in models]) for g in grader_labels
     }
-    rankings = {
-        g: sorted(models, key=lambda m, g=g: (-metrics[g][m][metric], models.index(m)))
-        for g in grader_labels
-    }
+
+    def ranking(grader: str) -> list[str]:
+        assert models is not None
+        order = {model: index for index, model in enumerate(models)}
+        return sorted(models, key=lambda m: (-metrics[grader][m][metric], order[m]))
+
+    rankings = {g: ranking(g) for g in grader_labels}
     agreement = [
         rank_agreement(
             a,
