@@ -236,7 +236,7 @@ def find_answer(
 def find_answer_rule(
     text: str, lines: Sequence[AnswerLine], prompt: re.Pattern[str] | None = None
 ) -> Extraction:
-    """The last answer the text commits to, and the rule of :data:`ANSWER_RULES` that took it.
+    r"""The last answer the text commits to, and the rule of :data:`ANSWER_RULES` that took it.
 
     Candidates: every ``\\boxed{}``, ``<answer>`` / ``<CONCLUSION>`` block, "Answer:" line,
     line under a "Final Answer" heading, "the answer is ..." phrase (its value on the same

@@ -47,13 +47,15 @@ def answer_phrases_of(metadata: dict[str, Any] | None) -> tuple[str, ...]:
 
 
 def extract_answer(text: str | None, answer_phrases: Sequence[str] = ()) -> Extraction:
-    """The answer a model output commits to and the rule that took it, or
+    r"""The answer a model output commits to and the rule that took it, or
     ``Extraction(None, None)`` when no rule commits (where a cascade may ask a model).
 
     Examples:
         >>> extract_answer("The bar for C is tallest.\nTherefore, the correct answer is:\n(C) 3")
         Extraction(answer='(C) 3', rule='answer_next_line')
         >>> extract_answer("So the perimeter of the rectangle is 6 yards.")
+        Extraction(answer='6', rule='closing_number')
+        >>> extract_answer("The taller bar belongs to the second group, so that one wins.")
         Extraction(answer=None, rule=None)
     """
     parsed = parse_response(text, answer_phrases=answer_phrases)
