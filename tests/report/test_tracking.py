@@ -91,7 +91,9 @@ def test_a_folder_already_logged_is_not_logged_twice(tmp_path, mlflow_store):
     assert again.exit_code == 0, again.output
     _, runs = mlflow_runs(mlflow_store)
     assert len(runs) == 1
-    shown = runner.invoke(app, ["leaderboard", str(out), "--tracker", "mlflow", "-o", "lb.md"])
+    shown = runner.invoke(
+        app, ["leaderboard", str(out), "--tracker", "mlflow", "-o", str(tmp_path / "lb.md")]
+    )
     assert "already in mlflow run" in shown.output
 
 

@@ -76,6 +76,7 @@ OPTIONAL_IMPORTS: dict[str, OptionalImport] = {
     # stats / validate: statistics libraries
     "statsmodels": OptionalImport("statsmodels", ("stats", "validate", "review")),
     "krippendorff": OptionalImport("krippendorff", ("validate", "review")),
+    "sklearn": OptionalImport("scikit-learn", ("validate",)),
     # serve / review: the servers
     "starlette": OptionalImport("starlette", ("serve", "review")),
     "uvicorn": OptionalImport("uvicorn", ("serve", "review")),

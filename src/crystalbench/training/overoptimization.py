@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from crystalbench._internal.extras import install_command
 from crystalbench._internal.io import atomic_write_text, read_jsonl
 from crystalbench.types import Record
 
@@ -136,7 +137,7 @@ def fit_gao_curve(
             peak_sqrt_kl=None,
             n_points=len(points),
             rmse=None,
-            note="scipy is not installed (pip install 'crystalbench[stats]')",
+            note=f"scipy is not installed ({install_command('stats')})",
         )
     xs = np.array([x for x, _ in points])
     ys = np.array([y for _, y in points])
