@@ -307,7 +307,7 @@ def test_semantic_reward_falls_back_to_word_overlap_without_an_encoder():
 def test_default_model_is_crystal_metrics_and_loads_lazily(monkeypatch):
     evaluator = dropin.MLLMReasoningEvaluator()
     assert (evaluator.model_name, evaluator.similarity_threshold) == ("all-distilroberta-v1", 0.35)
-    assert evaluator._front is None  # nothing built, nothing loaded
+    assert evaluator._encoder_cache is None  # nothing built, nothing loaded
     assert dropin.MLLMReasoningEvaluator("minilm-offline").similarity_threshold == 0.35
     assert dropin.MLLMReasoningEvaluator("my-model").similarity_threshold == 0.45
     assert (

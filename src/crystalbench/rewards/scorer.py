@@ -229,7 +229,7 @@ class RewardScorer:
         self.stats = ScorerStats()
         self._references = MemoryStore(reference_cache_size)
         # One encoder call per batch (the encoder splits it into forward batches).
-        self._front = CachingEncoder(encoder, self._references, batch_size=sys.maxsize)
+        self._encoder_cache = CachingEncoder(encoder, self._references, batch_size=sys.maxsize)
         filters: list[CandidateFilter] = []
         if guard != "none":
             from crystalbench.scoring.filters.guard.candidates import GuardFilter
@@ -446,16 +446,16 @@ class RewardScorer:
         (and kept); predicted steps that are no reference encoded in the same call."""
         memory = self._references
         memory.backing = self.store  # the calling thread's store
-        stats, front = self.stats, self._front.stats
-        before = (memory.hits, memory.backing_hits, front.encoded, front.encode_seconds)
+        stats, cached = self.stats, self._encoder_cache.stats
+        before = (memory.hits, memory.backing_hits, cached.encoded, cached.encode_seconds)
         known = set(references)
         passing = [text for text in predicted if text not in known]
-        vectors = self._front.lookup(references, passing=passing)
+        vectors = self._encoder_cache.lookup(references, passing=passing)
         stats.reference_memory_hits += memory.hits - before[0]
         stats.reference_store_hits += memory.backing_hits - before[1]
         stats.steps_encoded += len(passing)
-        stats.references_encoded += front.encoded - before[2] - len(passing)
-        stats.encode_seconds += front.encode_seconds - before[3]
+        stats.references_encoded += cached.encoded - before[2] - len(passing)
+        stats.encode_seconds += cached.encode_seconds - before[3]
         return vectors
 
     def warm(self, items: Iterable[BenchmarkItem], chunk: int = 8192) -> int:

@@ -145,7 +145,7 @@ class ScoringEngine:
             store = EmbeddingStore.default(config.cache_dir)
         self.store = store
         self.progress = progress
-        self.front = CachingEncoder(
+        self.encoder_cache = CachingEncoder(
             self.encoder,
             store,
             progress=(lambda n: progress("encode", n, None)) if progress else None,
@@ -355,11 +355,11 @@ class ScoringEngine:
         for index, (lo, hi) in enumerate(bounds):
             began = time.perf_counter()
             unique, texts[index] = texts[index], []  # this chunk's list is not needed again
-            vectors = StepVectors(unique, self.front.lookup_matrix(unique))
+            vectors = StepVectors(unique, self.encoder_cache.lookup_matrix(unique))
             held = keep_after.pop(index, [])
             if held:
-                self.front.hold(held, vectors.of(held))
-            self.front.release(drop_after.pop(index, []))
+                self.encoder_cache.hold(held, vectors.of(held))
+            self.encoder_cache.release(drop_after.pop(index, []))
             self.tick("embed", began)
             for set_index, scorer in enumerate(scorers):
                 batch = prepared[set_index][lo:hi]
@@ -440,7 +440,7 @@ class ScoringEngine:
                     began = time.perf_counter()
                     summary = one.writer.commit(summary)
                     self.tick("write", began)
-                runs.append(RunResult(one.items, summary, self.front.stats, self.timings))
+                runs.append(RunResult(one.items, summary, self.encoder_cache.stats, self.timings))
             if self.verification is not None:
                 self.verification.report_dry_run()
         finally:
@@ -452,7 +452,7 @@ class ScoringEngine:
     def finish_timings(self, began: float) -> dict[str, float]:
         """Add ``total`` (since ``began``) and ``encode_forward`` to the timings."""
         self.timings["total"] = time.perf_counter() - began
-        self.timings["encode_forward"] = self.front.stats.encode_seconds
+        self.timings["encode_forward"] = self.encoder_cache.stats.encode_seconds
         return self.timings
 
 

@@ -96,7 +96,7 @@ class MultiRunResult:
             the
             order given. Their ``encode_stats`` and ``timings`` are this run's shared ones.
         failures: The sets that failed, in the order given.
-        encode_stats: Counters of the one encoder front end shared by every set.
+        encode_stats: Counters of the one caching encoder shared by every set.
         timings: Seconds per stage (``load``, ``parse``, ``embed``, ``answers``, ``score``,
             ``write``, ``total``, ``encode_forward``) over all sets.
     """
@@ -382,7 +382,10 @@ def evaluate_many(
     engine.finish_timings(began)
     runs = {one.name: run for one, run in zip(sets, results, strict=True)}
     return MultiRunResult(
-        runs=runs, failures=failures, encode_stats=engine.front.stats, timings=engine.timings
+        runs=runs,
+        failures=failures,
+        encode_stats=engine.encoder_cache.stats,
+        timings=engine.timings,
     )
 
 

@@ -84,7 +84,7 @@ class ScoreJobResult:
     runs: dict[str, RunResult]
     """The sets scored, by name, in the order given."""
     encode_stats: EncodeStats
-    """Counters of the one encoder front end (shared by every set)."""
+    """Counters of the one caching encoder (shared by every set)."""
     failures: list[FailedSet] = field(default_factory=list)
     """The sets that could not be scored (several sets only: a single set raises)."""
 

@@ -241,7 +241,7 @@ def _pair_id(model: str, item_id: str, pred: str, ref: str) -> str:
 
 
 def _run_candidates(
-    run: Any, front: CachingEncoder, tolerance: float
+    run: Any, encoder_cache: CachingEncoder, tolerance: float
 ) -> tuple[list[tuple[int, int, int, float, bool]], int]:
     """``(item position, pred index, ref index, cosine, matched)`` of one run, and the
     number of items that gave candidates.
@@ -265,7 +265,7 @@ def _run_candidates(
         texts = list(
             dict.fromkeys(t for _, item in chunk for t in (*item.pred_steps, *item.ref_steps))
         )
-        vectors = front.lookup(texts)
+        vectors = encoder_cache.lookup(texts)
         for position, item in chunk:
             pred = np.stack([vectors[t] for t in item.pred_steps])
             ref = np.stack([vectors[t] for t in item.ref_steps])
@@ -400,16 +400,16 @@ def sample_pairs(
         raise InputError("no results folder given")
     if per_band < 1:
         raise InputError("must be at least 1", field="--per-band")
-    fronts: dict[str, CachingEncoder] = {}
+    caches: dict[str, CachingEncoder] = {}
     rows: list[tuple[int, int, int, int, float, bool]] = []
     n_items = 0
     for run_index, run in enumerate(runs):
         recorded = recorded_encoder(run.config, device=device, cache_dir=cache_dir)
         identity = recorded.identity
-        if identity not in fronts:
+        if identity not in caches:
             encoder = (encoders or {}).get(identity, recorded)
-            fronts[identity] = CachingEncoder(encoder, store)
-        found, used = _run_candidates(run, fronts[identity], tolerance)
+            caches[identity] = CachingEncoder(encoder, store)
+        found, used = _run_candidates(run, caches[identity], tolerance)
         n_items += used
         rows.extend((run_index, *row) for row in found)
     if not rows:

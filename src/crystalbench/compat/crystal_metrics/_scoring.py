@@ -25,7 +25,7 @@ from crystalbench.scoring.matching import greedy_pairs, kendall_score, lis_ratio
 __all__ = [
     "DEFAULT_MODEL",
     "ModelEncoder",
-    "build_front",
+    "build_caching_encoder",
     "greedy_matches",
     "kendall_tau",
     "lis",
@@ -50,7 +50,7 @@ def redirect_model(model_name: str, to: str | Encoder | None) -> None:
 
     Examples:
         >>> redirect_model("all-distilroberta-v1", "hash")
-        >>> build_front("all-distilroberta-v1", use_cache=False).identity
+        >>> build_caching_encoder("all-distilroberta-v1", use_cache=False).identity
         'hash-bow-v1:256'
         >>> redirect_model("all-distilroberta-v1", None)
     """
@@ -92,7 +92,7 @@ class ModelEncoder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-def build_front(
+def build_caching_encoder(
     model: Any,
     *,
     device: str | None = None,
@@ -111,7 +111,7 @@ def build_front(
         use_cache: ``False``: keep no vectors on disk.
 
     Examples:
-        >>> build_front("hash", use_cache=False).embed(["a b"]).shape
+        >>> build_caching_encoder("hash", use_cache=False).embed(["a b"]).shape
         (1, 256)
     """
     if isinstance(model, str):

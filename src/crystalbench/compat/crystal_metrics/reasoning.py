@@ -22,7 +22,7 @@ from crystalbench._internal.extras import require
 from crystalbench.compat.crystal_metrics._scoring import (
     DEFAULT_MODEL,
     ModelEncoder,
-    build_front,
+    build_caching_encoder,
     greedy_matches,
     kendall_tau,
     lis,
@@ -87,7 +87,7 @@ class MLLMReasoningEvaluator:
         (0.5, 0.333, 'kendall_tau')
     """
 
-    _front: CachingEncoder | None = None
+    _encoder_cache: CachingEncoder | None = None
     _model_source: Any = DEFAULT_MODEL
     _device_request: str | None = None
     _cache_dir: str | None = None
@@ -133,17 +133,17 @@ class MLLMReasoningEvaluator:
     @device.setter
     def device(self, value: str | None) -> None:
         self._device_request = value
-        self._front = None
+        self._encoder_cache = None
 
     def _embedder(self) -> CachingEncoder:
-        if self._front is None:
-            self._front = build_front(
+        if self._encoder_cache is None:
+            self._encoder_cache = build_caching_encoder(
                 self._model_source,
                 device=self._device_request,
                 cache_dir=self._cache_dir,
                 use_cache=self._use_cache,
             )
-        return self._front
+        return self._encoder_cache
 
     @property
     def model(self) -> Any:
@@ -156,7 +156,7 @@ class MLLMReasoningEvaluator:
     @model.setter
     def model(self, value: Any) -> None:
         self._model_source = value
-        self._front = None
+        self._encoder_cache = None
 
     def _compute_embeddings(self, texts: list[str]) -> np.ndarray:
         """Embeddings of ``texts`` (``np.array([])`` for none)."""
@@ -278,12 +278,12 @@ class MLLMReasoningEvaluator:
         if own is not MLLMReasoningEvaluator._compute_embeddings or not texts:
             yield
             return
-        front = self._embedder()
-        front.remember(texts)
+        encoder_cache = self._embedder()
+        encoder_cache.remember(texts)
         try:
             yield
         finally:
-            front.forget()
+            encoder_cache.forget()
 
     def evaluate_dataset(
         self,

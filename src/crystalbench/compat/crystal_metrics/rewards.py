@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from crystalbench.compat.crystal_metrics.similarity import _front, best_match_f1
+from crystalbench.compat.crystal_metrics.similarity import _named_encoder_cache, best_match_f1
 
 __all__ = [
     "accuracy_reward",
@@ -292,14 +292,14 @@ def semantic_reasoning_reward(
         steps = _valid_steps(completion)
         work.append((steps, _references(reference_steps, i) if steps is not None else []))
     texts = [text for steps, reference in work if steps and reference for text in steps + reference]
-    front = None
+    encoder_cache = None
     if texts:  # one encoder call for the whole batch; a failure is left to each completion
         try:
-            front = _front(model)
-            if front is not None:
-                front.remember(list(dict.fromkeys(texts)))
+            encoder_cache = _named_encoder_cache(model)
+            if encoder_cache is not None:
+                encoder_cache.remember(list(dict.fromkeys(texts)))
         except Exception:
-            front = None
+            encoder_cache = None
     try:
         rewards = []
         for steps, reference in work:
@@ -312,8 +312,8 @@ def semantic_reasoning_reward(
             rewards.append(f1)
         return rewards
     finally:
-        if front is not None:
-            front.forget()
+        if encoder_cache is not None:
+            encoder_cache.forget()
 
 
 def _lightweight_causal_reward(

@@ -15,7 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from crystalbench.compat.crystal_metrics._scoring import DEFAULT_MODEL, build_front, greedy_matches
+from crystalbench.compat.crystal_metrics._scoring import (
+    DEFAULT_MODEL,
+    build_caching_encoder,
+    greedy_matches,
+)
 from crystalbench.encoders import CachingEncoder
 from crystalbench.scoring.matching import precision_recall_f1
 
@@ -78,30 +82,33 @@ def _get_semantic_model() -> CachingEncoder | None:
     if pid not in _semantic_model_cache:
         try:
             os.environ["TOKENIZERS_PARALLELISM"] = "false"
-            front = build_front(DEFAULT_MODEL, device="cpu")
-            load = getattr(front.encoder, "load", None)
+            encoder_cache = build_caching_encoder(DEFAULT_MODEL, device="cpu")
+            load = getattr(encoder_cache.encoder, "load", None)
             if load is not None:
                 load()
-            _semantic_model_cache[pid] = front
+            _semantic_model_cache[pid] = encoder_cache
         except Exception as error:
             print(f"semantic_match_f1: model init failed for PID {pid}: {error}")
             _semantic_model_cache[pid] = None
     return _semantic_model_cache.get(pid)
 
 
-_named_fronts: dict[Any, tuple[Any, CachingEncoder]] = {}
+_named_caches: dict[Any, tuple[Any, CachingEncoder]] = {}
 
 
-def _front(model: Any) -> CachingEncoder | None:
+def _named_encoder_cache(model: Any) -> CachingEncoder | None:
     """The cached encoder for a ``model`` argument, built once per name or object."""
     if model is None:
         return _get_semantic_model()
     key = model if isinstance(model, str) else id(model)
-    found = _named_fronts.get(key)
+    found = _named_caches.get(key)
     if found is None or found[0] is not model:
         # A name is an extension (crystal-metrics fails over to its default model there).
-        found = (model, build_front(model, device="cpu", use_cache=isinstance(model, str)))
-        _named_fronts[key] = found
+        found = (
+            model,
+            build_caching_encoder(model, device="cpu", use_cache=isinstance(model, str)),
+        )
+        _named_caches[key] = found
     return found[1]
 
 
@@ -133,20 +140,20 @@ def semantic_match_f1(
     """
     if not predicted_steps or not reference_steps:
         return 0.0, 0, 0
-    front = _get_semantic_model() if model is None else None
-    if model is None and front is None:
+    encoder_cache = _get_semantic_model() if model is None else None
+    if model is None and encoder_cache is None:
         raise RuntimeError("SentenceTransformer not available")
     texts = [*predicted_steps, *reference_steps]
     try:
-        encoder = front if front is not None else _front(model)
+        encoder = encoder_cache if encoder_cache is not None else _named_encoder_cache(model)
         assert encoder is not None  # only the default model can be missing
         vectors = encoder.embed(texts)
     except Exception as error:  # as there: retry once with a fresh default encoder
         _semantic_model_cache.pop(os.getpid(), None)
-        front = _get_semantic_model()
-        if front is None:
+        encoder_cache = _get_semantic_model()
+        if encoder_cache is None:
             raise RuntimeError(f"SentenceTransformer encoding failed: {error}") from error
-        vectors = front.embed(texts)
+        vectors = encoder_cache.embed(texts)
     n_pred = len(predicted_steps)
     similarity = np.dot(_unit_rows(vectors[:n_pred]), _unit_rows(vectors[n_pred:]).T)
     return _greedy_f1(similarity, n_pred, len(reference_steps), threshold)
