@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "serve-rewards": "crystalbench.cli.rewards:serve_rewards",
     "train": "crystalbench.cli.train:train",
     "train-sweep": "crystalbench.cli.train:train_sweep",
+    "train-select": "crystalbench.cli.train:train_select",
     "train-recipes": "crystalbench.cli.train:train_recipes",
     "ablate": "crystalbench.cli.validate:ablate_alias",  # hidden: crystal validate ablate
     "version": "crystalbench.cli.version:version",

@@ -188,6 +188,9 @@ MEANINGS: dict[str, str] = {
     "--path": "print only the path of this bundled file",
     "--grid": "the values of a_w swept",
     "--metric": "the validation metric that picks the best run",
+    "--metrics": "the metrics log of a run (JSONL or CSV)",
+    "--lower-is-better": "pick the lowest value of the metric",
+    "--higher-is-better": "pick the lowest value of the metric",
     "--keep-step-weight": "keep the config's s_w instead of 1 - a_w",
     "--no-keep-step-weight": "keep the config's s_w instead of 1 - a_w",
     # --- evaluator validation (validation.jobs) -----------------------------------------------

@@ -1,10 +1,14 @@
-"""``crystal train``, ``crystal train-sweep`` and ``crystal train-recipes``.
+"""``crystal train``, ``crystal train-sweep``, ``crystal train-select`` and
+``crystal train-recipes``.
 
 Thin shells over :mod:`crystalbench.training`: ``train`` builds one
 :class:`~crystalbench.training.config.TrainConfig` (``--config FILE`` or ``recipe:NAME``,
 ``--set KEY=VALUE``, ``--out``, ``--seed``), ``train-sweep`` one
 :class:`~crystalbench.training.sweep.SweepConfig` (the same, under ``train``, plus the
-grid); torch, TRL and transformers are imported only inside the commands that train.
+grid and the other axes), ``train-select`` one
+:class:`~crystalbench.training.selection.SelectConfig` (post-hoc selection of a verl, EasyR1
+or TRL run's checkpoint on its validation log); torch, TRL and transformers are imported
+only inside the commands that train.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from crystalbench.cli.binding import configured
 from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
 from crystalbench.cli.flags import Flag
 from crystalbench.training.config import TrainConfig, resolve_recipe_path
+from crystalbench.training.selection import SelectConfig
 from crystalbench.training.sweep import SweepConfig
 
 
@@ -170,3 +175,61 @@ def train_sweep(config: SweepConfig) -> None:
 
     console.print(render_sweep(run_sweep_config(config)))
     console.print(f"results: {Path(config.train.output_dir) / 'sweep.jsonl'}")
+
+
+SELECT_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "run_dir",
+        ("RUN_DIR",),
+        "The run's checkpoint folder (global_step_N or checkpoint-N folders); best.json and "
+        "the best link are written there",
+        argument=True,
+        required=True,
+    ),
+    Flag(
+        "metric",
+        ("--metric",),
+        "Validation key, or a part of one naming a single key (heldout_f1_minilm)",
+        metavar="METRIC",
+        required=True,
+    ),
+    Flag(
+        "metrics_file",
+        ("--metrics",),
+        "The metrics log: JSONL (verl's file logger, EasyR1's, validation.jsonl) or CSV with "
+        "a step column",
+        metavar="FILE",
+        default_text="validation.jsonl, metrics.jsonl, experiment_log.jsonl or metrics.csv in "
+        "RUN_DIR",
+    ),
+    Flag(
+        "lower_is_better",
+        ("--lower-is-better/--higher-is-better",),
+        "Pick the lowest value of the metric",
+        kind=bool,
+    ),
+)
+"""The options of ``crystal train-select`` (one :class:`SelectConfig` field each)."""
+
+
+@handle_errors
+@configured(SelectConfig, SELECT_FLAGS, config_at=None)
+def train_select(config: SelectConfig) -> None:
+    """Select a finished run's best checkpoint on its validation log (verl, EasyR1, TRL).
+
+    verl and EasyR1 validate but keep no best checkpoint; this writes best.json and a
+    best link like crystal train does. Validate on the validation split, never the test
+    split.
+    """
+    from crystalbench.training.selection import select_from_log
+
+    choice = select_from_log(config)
+    console.print(
+        f"best by validation {escape(choice.metric)}: step {choice.step} "
+        f"({choice.value:.4f}) -> {escape(choice.path)}",
+        highlight=False,
+    )
+    console.print(
+        "candidates: " + ", ".join(f"{step}: {value:.4f}" for step, value in choice.candidates),
+        highlight=False,
+    )
