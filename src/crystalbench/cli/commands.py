@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "serve-rewards": "crystalbench.cli.rewards:serve_rewards",
     "train": "crystalbench.cli.train:train",
     "train-sweep": "crystalbench.cli.train:train_sweep",
+    "train-select": "crystalbench.cli.train:train_select",
     "train-recipes": "crystalbench.cli.train:train_recipes",
     "version": "crystalbench.cli.version:version",
 }

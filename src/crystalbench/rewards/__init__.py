@@ -47,6 +47,7 @@ from crystalbench.rewards.trl import CrystalReward, trl_reward_funcs
 from crystalbench.rewards.types import (
     REWARD_KINDS,
     FormatRules,
+    HeldoutGrader,
     RewardBreakdown,
     RewardKind,
     RewardSignals,
@@ -60,6 +61,7 @@ __all__ = [
     "CrystalReward",
     "FormatCheck",
     "FormatRules",
+    "HeldoutGrader",
     "RemoteRewardScorer",
     "RewardBreakdown",
     "RewardKind",

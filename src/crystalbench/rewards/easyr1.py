@@ -10,8 +10,13 @@ whole item travels in it as JSON: build the dataset's answer column with
 
 Each result holds ``overall`` (the reward EasyR1 trains on), ``format`` and ``accuracy``
 (EasyR1's standard keys) plus ``step_f1``, ``cpr_answer``, ``cpr_reasoning`` and
-``unscored`` for its logs. ``reward_function_kwargs`` choose ``kind`` (default ``cpr``) and
-the scorer settings of :func:`~crystalbench.rewards.runtime.shared_source`.
+``unscored`` for its logs. The ``heldout`` keyword adds held-out graders (a list of
+``{name, kind, encoder, tau}``, see :func:`~crystalbench.rewards.runtime.heldout_graders`):
+each is one more key, ``heldout_<name>``, that EasyR1 logs (``reward/heldout_<name>`` in
+training, ``val/heldout_<name>_reward`` in validation) and never adds to ``overall``;
+``crystal train-select`` then picks a checkpoint by one of them. ``reward_function_kwargs``
+choose ``kind`` (default ``cpr``) and the scorer settings of
+:func:`~crystalbench.rewards.runtime.shared_source`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crystalbench.rewards.items import item_from_ground_truth
-from crystalbench.rewards.runtime import kind_and_source, score_dicts
+from crystalbench.rewards.runtime import heldout_sources, kind_and_source, score_dicts
 
 __all__ = ["REWARD_NAME", "REWARD_TYPE", "compute_score"]
 
@@ -38,7 +43,8 @@ def compute_score(
 
     Args:
         reward_inputs: ``{"response": ..., "ground_truth": ...}`` per response.
-        **kwargs: ``kind`` and scorer settings (``encoder``, ``tau``, ``server_url``...).
+        **kwargs: ``kind``, scorer settings (``encoder``, ``tau``, ``server_url``...) and
+            ``heldout`` graders.
 
     Raises:
         InputError: A ground truth lacks what the reward needs (gold answer, reference steps).
@@ -56,7 +62,9 @@ def compute_score(
     """
     kind, source = kind_and_source(kwargs)
     items = [item_from_ground_truth(r.get("ground_truth")) for r in reward_inputs]
-    results = score_dicts(source, [r.get("response") for r in reward_inputs], items, kind)
+    results = score_dicts(
+        source, [r.get("response") for r in reward_inputs], items, kind, heldout_sources(kwargs)
+    )
     return [
         {
             "overall": r["score"],
@@ -66,6 +74,7 @@ def compute_score(
             "cpr_answer": r["cpr_answer"],
             "cpr_reasoning": r["cpr_reasoning"],
             "unscored": r["unscored"],
+            **{key: value for key, value in r.items() if key.startswith("heldout_")},
         }
         for r in results
     ]

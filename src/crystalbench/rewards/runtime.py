@@ -27,18 +27,20 @@ server's bearer token when it has one).
 
 :func:`kind_and_source` and :func:`score_dicts` are the shared body of the verl and EasyR1
 entry points: the reward kind and source named by a trainer's keyword arguments, and one
-result dict per response.
+result dict per response. :func:`heldout_sources` reads the ``heldout`` keyword: graders
+scored beside the reward and never added to it (``heldout_<name>`` in each result dict).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
 from crystalbench.config.loader import Given, build_config
 from crystalbench.defaults import ENCODER, GUARD, GUARDS, TAU
@@ -49,13 +51,22 @@ from crystalbench.rewards.types import (
     REWARD_KINDS,
     STEP_KINDS,
     FormatRules,
+    HeldoutGrader,
     RewardKind,
     RewardSignals,
     SignalSource,
 )
 from crystalbench.types import BenchmarkItem
 
-__all__ = ["RewardEnvironment", "kind_and_source", "score_dicts", "shared_source"]
+__all__ = [
+    "HeldoutSource",
+    "RewardEnvironment",
+    "heldout_graders",
+    "heldout_sources",
+    "kind_and_source",
+    "score_dicts",
+    "shared_source",
+]
 
 _SOURCES: dict[tuple[Any, ...], SignalSource] = {}
 _LOCK = threading.Lock()
@@ -201,13 +212,21 @@ def _build(key: tuple[Any, ...]) -> SignalSource:
 _SOURCE_KEYS = ("server_url", "encoder", "tau", "device", "allow_think", "cache_dir", "guard")
 
 
+HeldoutSource = tuple[str, RewardKind, SignalSource]
+"""A held-out grader ready to score: ``(name, kind, source)``."""
+
+
 def score_dicts(
     source: SignalSource,
     solution_strs: Sequence[Any],
     items: Sequence[BenchmarkItem | None],
     kind: RewardKind = "cpr",
+    heldout: Sequence[HeldoutSource] = (),
 ) -> list[dict[str, float]]:
     """verl-style result dicts for a batch (the shared body of both entry points).
+
+    Each held-out grader adds ``heldout_<name>`` (its reward kind's total under its own
+    source; 0 where it cannot score, as for the reward) and never changes ``score``.
 
     Examples:
         >>> from crystalbench.encoders import HashEncoder
@@ -217,20 +236,38 @@ def score_dicts(
         >>> text = '{"reasoning_steps": ["Add 2 and 2."], "answer": "4"}'
         >>> score_dicts(RewardScorer(HashEncoder()), [text], [item])[0]["score"]
         1.0
+        >>> scorer = RewardScorer(HashEncoder())
+        >>> row = score_dicts(scorer, [text], [item], "cpr", [("acc", "answer", scorer)])[0]
+        >>> row["score"], row["heldout_acc"]
+        (1.0, 1.0)
     """
+    kinds = [(kind, "reward")] + [(k, f"held-out grader {n!r}") for n, k, _ in heldout]
     for index, item in enumerate(items):
-        if item is None and kind in ANSWER_KINDS:
-            raise InputError(f"row {index}: no gold answer in ground_truth", field="ground_truth")
-        if kind in STEP_KINDS and (
-            item is None or not any(s.strip() for s in item.reference_steps)
-        ):
-            raise InputError(
-                f"row {index}: reward {kind!r} needs reference_steps in the ground truth "
-                "JSON or in extra_info",
-                field="reference_steps",
-            )
-    signals = source.signals(list(solution_strs), list(items))
-    return [_result(s, kind, source) for s in signals]
+        for needed, what in kinds:
+            if item is None and needed in ANSWER_KINDS:
+                raise InputError(
+                    f"row {index}: no gold answer in ground_truth ({what} {needed!r})",
+                    field="ground_truth",
+                )
+            if needed in STEP_KINDS and (
+                item is None or not any(s.strip() for s in item.reference_steps)
+            ):
+                raise InputError(
+                    f"row {index}: {what} {needed!r} needs reference_steps in the ground truth "
+                    "JSON or in extra_info",
+                    field="reference_steps",
+                )
+    completions, rows = list(solution_strs), list(items)
+    signals = source.signals(completions, rows)
+    results = [_result(s, kind, source) for s in signals]
+    measured: dict[int, list[RewardSignals]] = {id(source): signals}
+    for name, grader_kind, grader_source in heldout:
+        if id(grader_source) not in measured:
+            measured[id(grader_source)] = grader_source.signals(completions, rows)
+        for result, grader_signals in zip(results, measured[id(grader_source)], strict=True):
+            total = make_breakdown(grader_signals, grader_kind, grader_source.weights).total
+            result[f"heldout_{name}"] = total if total is not None else 0.0
+    return results
 
 
 def _result(signals: RewardSignals, kind: RewardKind, source: SignalSource) -> dict[str, float]:
@@ -254,3 +291,90 @@ def kind_and_source(kwargs: Mapping[str, Any]) -> tuple[RewardKind, SignalSource
         raise UnknownNameError("reward kind", str(kind), REWARD_KINDS)
     source = shared_source(**{k: kwargs[k] for k in _SOURCE_KEYS if kwargs.get(k) is not None})
     return kind, source
+
+
+def heldout_graders(spec: Any) -> list[HeldoutGrader]:
+    """The ``heldout`` reward keyword as graders.
+
+    Accepted: a list of ``{name, kind, encoder, tau}`` mappings, a mapping ``name ->
+    {kind, encoder, tau}``, or either as a JSON string (Hydra's list and dict configs count
+    as lists and mappings).
+
+    Raises:
+        InputError: Not one of those shapes, a bad field (named), or a name given twice.
+
+    Examples:
+        >>> [g.name for g in heldout_graders({"accuracy": {"kind": "answer"}, "f1": {}})]
+        ['accuracy', 'f1']
+        >>> heldout_graders('[{"name": "f1_minilm", "encoder": "minilm-offline"}]')[0].encoder
+        'minilm-offline'
+    """
+    if spec is None or spec == "":
+        return []
+    if isinstance(spec, str):
+        try:
+            spec = json.loads(spec)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON: {exc.msg}", field="heldout") from None
+    if isinstance(spec, Mapping):
+        spec = [
+            {"name": name, **(dict(value) if isinstance(value, Mapping) else {"kind": value})}
+            if value is not None
+            else {"name": name}
+            for name, value in spec.items()
+        ]
+    if isinstance(spec, str | bytes) or not isinstance(spec, Sequence):
+        raise InputError(
+            "expected a list of {name, kind, encoder, tau} or a mapping name -> {kind, ...}, "
+            f"got {type(spec).__name__}",
+            field="heldout",
+        )
+    rows = [dict(row) if isinstance(row, Mapping) else row for row in spec]
+    try:
+        graders = TypeAdapter(list[HeldoutGrader]).validate_python(rows)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(part) for part in first.get("loc", ()))
+        message = str(first.get("msg", "invalid value")).removeprefix("Value error, ")
+        raise InputError(message, field=f"heldout.{loc}" if loc else "heldout") from None
+    names = [grader.name for grader in graders]
+    if len(set(names)) != len(names):
+        raise InputError(f"grader names must be unique, got {names}", field="heldout")
+    return graders
+
+
+def heldout_sources(kwargs: Mapping[str, Any]) -> list[HeldoutSource]:
+    """The held-out graders of a trainer's reward kwargs (``heldout``), each with its scorer.
+
+    A grader without its own ``encoder`` or ``tau`` scores with the reward's own source (one
+    encoder pass for both); one with them scores in process with that encoder and threshold
+    (never on the reward server, which holds the reward's encoder). ``device``,
+    ``allow_think`` and ``cache_dir`` are the reward's.
+
+    Examples:
+        >>> [(name, kind) for name, kind, _ in heldout_sources(
+        ...     {"encoder": "hash", "heldout": [{"name": "accuracy", "kind": "answer"}]})]
+        [('accuracy', 'answer')]
+    """
+    graders = heldout_graders(kwargs.get("heldout"))
+    if not graders:
+        return []
+    out: list[HeldoutSource] = []
+    main: SignalSource | None = None
+    for grader in graders:
+        if grader.encoder is None and grader.tau is None:
+            if main is None:
+                main = kind_and_source(kwargs)[1]
+            out.append((grader.name, grader.kind, main))
+            continue
+        settings = {
+            key: kwargs[key]
+            for key in ("encoder", "tau", "device", "allow_think", "cache_dir")
+            if kwargs.get(key) is not None
+        }
+        if grader.encoder is not None:
+            settings["encoder"] = grader.encoder
+        if grader.tau is not None:
+            settings["tau"] = grader.tau
+        out.append((grader.name, grader.kind, shared_source(**settings)))
+    return out

@@ -186,6 +186,33 @@ class RewardBreakdown(RewardSignals):
     steps where the kind needs them, or the judge failed)."""
 
 
+class HeldoutGrader(Record):
+    """A grader logged beside the reward and never trained on: the check that a gain is not
+    grader fitting.
+
+    In ``crystal train`` it is a TRL reward function of weight 0 (logged as
+    ``rewards/heldout_<name>/mean``) and is scored at each validation (``heldout/<name>`` in
+    ``validation.jsonl``; selectable by ``evaluation.selection_metric``). In verl and EasyR1
+    (the ``heldout`` reward keyword) it is one more key of each result dict,
+    ``heldout_<name>``, that the trainer logs and never adds to the reward.
+
+    Examples:
+        >>> HeldoutGrader(name="f1_minilm", encoder="minilm-offline").kind
+        'step_f1'
+    """
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    """Short name (``f1_minilm``, ``accuracy``): the logged key."""
+    kind: RewardKind = "step_f1"
+    """What it measures: ``step_f1`` (Match F1 of the JSON steps), ``answer``, ``format``,
+    ``cpr``..."""
+    encoder: str | None = None
+    """Encoder of its step matching (``None``: the reward's encoder); another family than the
+    reward's makes it a held-out grader of the reasoning."""
+    tau: float | None = Field(None, ge=-1.0, le=1.0)
+    """Its matching threshold (``None``: the reward's tau; use the encoder's own threshold)."""
+
+
 @runtime_checkable
 class SignalSource(Protocol):
     """Anything that turns a batch into :class:`RewardSignals`: the in-process

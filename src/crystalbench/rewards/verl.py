@@ -18,9 +18,14 @@ reward ``kind`` (default ``cpr``) and the scorer settings of
 
 Each result is a dict: ``score`` (the reward, read by verl) plus ``format``,
 ``answer_correct``, ``step_f1``, ``cpr_answer``, ``cpr_reasoning`` and ``unscored``, which
-verl logs as ``reward_extra_info``. Because verl cannot skip a row, a row whose answer the
-judge could not decide scores 0 with ``unscored = 1``; a row lacking the data its reward
-needs (no gold answer, no reference steps) is a dataset bug and raises
+verl logs as ``reward_extra_info``. The ``heldout`` keyword adds held-out graders (a list of
+``{name, kind, encoder, tau}``, see :func:`~crystalbench.rewards.runtime.heldout_graders`):
+each is one more key, ``heldout_<name>`` (e.g. step F1 under another encoder, answer
+accuracy), that verl logs in training and validation
+(``val-aux/<source>/heldout_<name>/mean@1``) and never adds to ``score``; ``crystal
+train-select`` then picks a checkpoint by one of them. Because verl cannot skip a row, a row
+whose answer the judge could not decide scores 0 with ``unscored = 1``; a row lacking the
+data its reward needs (no gold answer, no reference steps) is a dataset bug and raises
 :class:`~crystalbench.errors.InputError`.
 """
 
@@ -30,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crystalbench.rewards.items import item_from_ground_truth
-from crystalbench.rewards.runtime import kind_and_source, score_dicts
+from crystalbench.rewards.runtime import heldout_sources, kind_and_source, score_dicts
 
 # ``kind_and_source`` and ``score_dicts`` are shared with the EasyR1 adapter and live in
 # :mod:`crystalbench.rewards.runtime`; they stay importable from here.
@@ -52,11 +57,13 @@ def compute_score(
         ground_truth: The ground-truth JSON, or the bare gold answer.
         extra_info: The row's ``extra_info`` (reference steps etc. when the ground truth is
             a bare answer).
-        **kwargs: ``kind`` and scorer settings; other keys verl passes are ignored.
+        **kwargs: ``kind``, scorer settings and ``heldout`` graders; other keys verl passes
+            are ignored.
 
     Returns:
         ``{"score": reward, "format": ..., "answer_correct": ..., "step_f1": ...,
-        "cpr_answer": ..., "cpr_reasoning": ..., "unscored": ...}``.
+        "cpr_answer": ..., "cpr_reasoning": ..., "unscored": ...}`` plus
+        ``heldout_<name>`` per held-out grader.
 
     Examples:
         >>> compute_score("crystal", '{"reasoning_steps": ["Add."], "answer": "4"}',
@@ -65,7 +72,7 @@ def compute_score(
     """
     kind, source = kind_and_source(kwargs)
     item = item_from_ground_truth(ground_truth, extra_info)
-    return score_dicts(source, [solution_str], [item], kind)[0]
+    return score_dicts(source, [solution_str], [item], kind, heldout_sources(kwargs))[0]
 
 
 def compute_score_batch(
@@ -82,10 +89,15 @@ def compute_score_batch(
         ...                     "4"], ["4", "4"], [{"reference_steps": ["Add."]}] * 2,
         ...                     encoder="hash")[1]["score"]
         0.0
+        >>> compute_score_batch(["c"], ['{"reasoning_steps": ["Add."], "answer": "5"}'], ["4"],
+        ...                     [{"reference_steps": ["Add."]}], encoder="hash",
+        ...                     heldout=[{"name": "accuracy", "kind": "answer"}])[0]
+        ... # doctest: +ELLIPSIS
+        {'score': 0.105, ..., 'heldout_accuracy': 0.0}
     """
     kind, source = kind_and_source(kwargs)
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     items = [
         item_from_ground_truth(gt, info) for gt, info in zip(ground_truths, infos, strict=True)
     ]
-    return score_dicts(source, solution_strs, items, kind)
+    return score_dicts(source, solution_strs, items, kind, heldout_sources(kwargs))

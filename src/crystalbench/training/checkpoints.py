@@ -131,15 +131,22 @@ def phase_selection_metric(config: TrainConfig, plan: PhasePlan) -> str | None:
     return config.evaluation.selection_metric
 
 
-def write_best(run_dir: str | Path, choice: CheckpointChoice) -> Path:
+def write_best(
+    run_dir: str | Path, choice: CheckpointChoice, *, extra: dict[str, Any] | None = None
+) -> Path:
     """Record ``choice`` in ``run_dir``: :data:`BEST_FILE` and the :data:`BEST_LINK` link.
+
+    Args:
+        run_dir: The phase (or run) folder.
+        choice: The selected checkpoint.
+        extra: More fields for ``best.json`` (the post-hoc selector's metrics log and key).
 
     Returns:
         The ``best.json`` path.
     """
     run_dir = Path(run_dir)
     path = run_dir / BEST_FILE
-    record = {**choice.model_dump(mode="json"), "split": "validation"}
+    record = {**choice.model_dump(mode="json"), "split": "validation", **(extra or {})}
     atomic_write_text(path, json.dumps(record, indent=2) + "\n")
     link = run_dir / BEST_LINK
     if link.is_symlink() or link.is_file():

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from crystalbench._internal.extras import require
 from crystalbench.defaults import ENCODER, TAU
 from crystalbench.errors import CrystalbenchError, UnknownNameError
-from crystalbench.rewards.types import RewardKind, RewardWeights
+from crystalbench.rewards.types import HeldoutGrader, RewardKind, RewardWeights
 
 __all__ = [
     "CONTROL_STRATEGIES",
@@ -197,28 +197,6 @@ class RewardConfig(_Config):
     """Score on a ``crystal serve-rewards`` server instead of in the trainer."""
     device: str | None = None
     """Reward encoder device (``cuda:$LOCAL_RANK`` when a GPU is visible)."""
-
-
-class HeldoutGrader(_Config):
-    """A grader logged during training and never trained on (weight 0): the check that a gain
-    is not grader fitting.
-
-    In training it is a TRL reward function of weight 0 (logged as
-    ``rewards/heldout_<name>/mean``); at each validation it is scored on the validation
-    completions (``heldout/<name>`` in ``validation.jsonl``; selectable by
-    ``evaluation.selection_metric``).
-    """
-
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    """Short name (``f1_minilm``, ``accuracy``): the logged key."""
-    kind: RewardKind = "step_f1"
-    """What it measures: ``step_f1`` (Match F1 of the JSON steps), ``answer``, ``format``,
-    ``cpr``..."""
-    encoder: str | None = None
-    """Encoder of its step matching (``None``: ``rewards.encoder``); another family than the
-    reward's makes it a held-out grader of the reasoning."""
-    tau: float | None = Field(None, ge=-1.0, le=1.0)
-    """Its matching threshold (``None``: ``rewards.tau``; use the encoder's own threshold)."""
 
 
 class GRPOSettings(_Config):
