@@ -20,6 +20,10 @@ writes the table and every disagreement (id, our answer, the harness's verdict).
 
     PYTHONPATH=src python benchmarks/realworld.py ../shared/realworld-data [--json out.json]
 
+With ``--extractor-url URL --extractor-model NAME`` each file is scored with the model-based
+answer extractor too (rules first, the model where none committed; ``docs/parsing.md``), and
+a line per file gives the items asked, the answers the model read and the failed calls.
+
 Nothing of the corpus is copied into the repository: the benchmarks and converted
 predictions live in a temporary folder.
 """
@@ -86,6 +90,8 @@ class Row:
     dangling: int = 0
     truncated: int = 0
     accuracy: float = 0.0
+    extraction: dict[str, Any] | None = None
+    """The summary's ``extraction`` block (with ``--extractor-url``)."""
     disagreements: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -290,7 +296,9 @@ def corpus_files(root: Path, tmp: Path) -> list[FileSpec]:
 # MARK: scoring and comparing
 
 
-def score(spec: FileSpec, tmp: Path, index: int) -> list[dict[str, Any]]:
+def score(
+    spec: FileSpec, tmp: Path, index: int, extra: tuple[str, ...] = ()
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     bench = tmp / f"bench{index}.jsonl"
     bench.write_text(
         "\n".join(json.dumps(item, ensure_ascii=False) for item in spec.items) + "\n",
@@ -310,7 +318,7 @@ def score(spec: FileSpec, tmp: Path, index: int) -> list[dict[str, Any]]:
         spec.input_format,
         "--encoder",
         "hash",
-        "--no-cache",
+        *(extra or ("--no-cache",)),  # the extractor's replies are cached (a re-run is free)
         "--quiet",
         "-o",
         str(out),
@@ -319,11 +327,15 @@ def score(spec: FileSpec, tmp: Path, index: int) -> list[dict[str, Any]]:
     if done.returncode != 0:
         raise SystemExit(f"{spec.name}: crystal score failed:\n{done.stderr[-3000:]}")
     lines = (out / "examples.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    return [json.loads(line) for line in lines if line.strip()], summary
 
 
-def compare(spec: FileSpec, records: list[dict[str, Any]]) -> Row:
+def compare(
+    spec: FileSpec, records: list[dict[str, Any]], summary: dict[str, Any] | None = None
+) -> Row:
     row = Row(spec.name, n_items=len(records))
+    row.extraction = (summary or {}).get("extraction")
     correct = 0
     for record in records:
         if record.get("pred_answer"):
@@ -390,7 +402,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the rows and disagreements here")
     parser.add_argument("--only", help="score only files whose name contains this")
     parser.add_argument("--keep", type=Path, help="keep the benchmarks and results here")
+    parser.add_argument(
+        "--extractor-url", help="an OpenAI-compatible model reads the answers no rule took"
+    )
+    parser.add_argument("--extractor-model", help="its model name (with --extractor-url)")
     args = parser.parse_args(argv)
+    if (args.extractor_url is None) != (args.extractor_model is None):
+        print("error: --extractor-url and --extractor-model go together", file=sys.stderr)
+        return 2
+    extra: tuple[str, ...] = ()
+    if args.extractor_url is not None:
+        extra = ("--extractor-url", args.extractor_url, "--extractor-model", args.extractor_model)
+        extra += ("--cache-dir", str(Path(tempfile.gettempdir()) / "crystal-realworld-cache"))
     if not args.corpus.is_dir():
         print(f"error: {args.corpus}: no such folder", file=sys.stderr)
         return 2
@@ -404,8 +427,18 @@ def main(argv: list[str] | None = None) -> int:
         for index, spec in enumerate(corpus_files(args.corpus, tmp)):
             if args.only and args.only.lower() not in spec.name.lower():
                 continue
-            rows.append(compare(spec, score(spec, tmp, index)))
+            records, summary = score(spec, tmp, index, extra)
+            rows.append(compare(spec, records, summary))
     print(_table(rows))
+    for row in rows:
+        if row.extraction is not None:
+            counts = row.extraction
+            print(
+                f"{row.name}: extractor {counts['extractor'].get('model')}: "
+                f"{counts['n_asked']} asked, {counts['n_extracted']} read by the model, "
+                f"{counts['n_none']} none, {counts['n_failed']} failed calls, "
+                f"{counts['cache_hits']} from cache"
+            )
     print(f"\n{time.perf_counter() - started:.1f} s")
     if args.json:
         payload = [

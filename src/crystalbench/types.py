@@ -436,6 +436,45 @@ class VerificationSummary(VerificationCounts):
     by_difficulty: dict[str, VerificationCounts] = Field(default_factory=dict)
 
 
+class ExtractionSummary(Record):
+    """``summary.json``'s ``extraction``: what the model-based answer extractor did
+    (``--extractor-url`` / ``--extractor-model``; :mod:`crystalbench.scoring.extract`).
+
+    ``n_asked = n_extracted + n_none + n_failed``: every item whose response no answer rule
+    committed on was asked once.
+    """
+
+    mode: str
+    """``rules+model`` (the answer rules first, the model where none committed)."""
+    extractor: dict[str, Any]
+    """The extractor's identity: model, URL, prompt name and hash, served model ids,
+    ``system_fingerprint`` values, the options that shape a reply."""
+    n_rules: int
+    """Items whose answer a rule (or the predictions file) gave: not asked."""
+    n_asked: int
+    """Items with a response no rule committed on: the model was asked."""
+    n_extracted: int
+    """Asked items the model read an answer from (``answer_extraction == "model"``)."""
+    n_none: int
+    """Asked items whose response, the model said, states no answer (no answer, as
+    before)."""
+    n_failed: int
+    """Asked items whose call failed or whose reply could not be read: no answer, counted
+    here and in the item's ``extraction_error``, never a guessed one."""
+    requests: int
+    """Requests sent for this set."""
+    cache_hits: int
+    """Replies served from the cache."""
+    prompt_tokens: int
+    """Prompt tokens the server reported."""
+    completion_tokens: int
+    """Completion tokens the server reported."""
+    dry_run: bool = False
+    """Nothing was sent (every asked item is counted failed)."""
+    first_error: str | None = None
+    """The first failed call's message."""
+
+
 class _ItemHead(Record):
     """The first fields of an ``examples.jsonl`` line: which item, and what was predicted.
 
@@ -499,12 +538,24 @@ class ItemResult(ChainScore, _ItemHead):
     judged it). ``None``, and absent from the line: no answer was found."""
     truncated: bool = False
     """The reply stops mid-reasoning (cut off); absent from the line when ``False``."""
+    answer_extractor: str | None = None
+    """The model-based answer extractor asked about this item (``model:<name>``): no rule
+    committed on its response. ``answer_extraction`` is then ``model`` when the model read an
+    answer. ``None``, and absent from the line: the model was not asked (rules only, or a
+    rule committed)."""
+    extraction_error: str | None = None
+    """Why the extractor's call gave no answer (connection, HTTP status, unreadable reply,
+    dry run): the item keeps no answer. ``None``, and absent from the line: no failed call."""
 
     @model_serializer(mode="wrap")
     def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """Fields of opt-in extensions are written only when used: the lines of a run that
         uses none stay as they were (golden files, ``examples_sha256``)."""
         data: dict[str, Any] = handler(self)
+        if self.answer_extractor is None:
+            data.pop("answer_extractor", None)
+        if self.extraction_error is None:
+            data.pop("extraction_error", None)
         if self.ref_precedence is None:
             data.pop("ref_precedence", None)
         if self.vetoed is None:
@@ -645,14 +696,19 @@ class RunSummary(MetricSummary):
     verification: VerificationSummary | None = None
     """The step verifier's figures (``--verify``); ``None``, and absent from the file: no
     verifier ran."""
+    extraction: ExtractionSummary | None = None
+    """The model-based answer extractor's counts (``--extractor-url``); ``None``, and absent
+    from the file: rules only (``config["answer_extraction"]`` says which)."""
     config: dict[str, Any]
     """Encoder, threshold, alpha, order metric, compat, package version, benchmark fingerprint..."""
 
     @model_serializer(mode="wrap")
     def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``verification`` is written only when a verifier ran: summaries of runs without one
-        stay as they were."""
+        """``verification`` and ``extraction`` are written only when a verifier or an
+        extractor ran: summaries of runs without them stay as they were."""
         data: dict[str, Any] = handler(self)
         if self.verification is None:
             data.pop("verification", None)
+        if self.extraction is None:
+            data.pop("extraction", None)
         return data

@@ -62,6 +62,8 @@ MEANINGS: dict[str, str] = {
     "--verify": "which predicted steps the step verifier checks: none, unmatched or all",
     "--verifier-url": "the base URL of the step verifier",
     "--verifier-model": "the model of the step verifier",
+    "--extractor-url": "the base URL of the model that reads answers no rule took",
+    "--extractor-model": "the model that reads answers no rule took",
     "--p-threshold": "the decision threshold on a verifier's p_correct",
     "--dev-every": "every K-th solution is the dev split a threshold is fitted on",
     "--lenient": "skip and count bad records instead of failing",

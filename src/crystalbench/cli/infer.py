@@ -38,7 +38,12 @@ from crystalbench.cli.common import (
     track_folders,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
-from crystalbench.cli.score_options import ENCODER_FLAG, GUARD_FLAG, THRESHOLD_FLAG
+from crystalbench.cli.score_options import (
+    ENCODER_FLAG,
+    EXTRACTOR_FLAGS,
+    GUARD_FLAG,
+    THRESHOLD_FLAG,
+)
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
 EXIT_INCOMPLETE = 1
@@ -276,6 +281,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
     ENCODER_FLAG,
     THRESHOLD_FLAG,
     GUARD_FLAG,
+    *EXTRACTOR_FLAGS,
     device_flag("scoring."),
     *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
@@ -462,6 +468,11 @@ def run(
     guarded = guard_line(done.scores.summary)
     if guarded is not None:
         console.print(guarded, highlight=False, markup=False)
+    from crystalbench.cli.verifier import extraction_line
+
+    extracted = extraction_line(done.scores.summary)
+    if extracted is not None:
+        console.print(extracted, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
     track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:

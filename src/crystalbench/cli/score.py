@@ -113,6 +113,7 @@ def print_single(done: Any) -> None:
     _matcher_line(summary.config)
     _print_guard_lines([(None, summary)])
     _verifier_line(summary)
+    _extraction_line(summary)
 
 
 def print_many(done: Any) -> None:
@@ -140,6 +141,7 @@ def print_many(done: Any) -> None:
         _print_guard_lines([(name, run.summary) for name, run in done.runs.items()])
         for name, run in done.runs.items():
             _verifier_line(run.summary, name)
+            _extraction_line(run.summary, name)
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,
@@ -182,6 +184,15 @@ def _verifier_line(summary: Any, name: str | None = None) -> None:
     from crystalbench.cli.verifier import verifier_line
 
     line = verifier_line(summary, name)
+    if line is not None:
+        console.print(line, highlight=False, markup=False)
+
+
+def _extraction_line(summary: Any, name: str | None = None) -> None:
+    """With an answer extractor: items asked, answers read, failed calls, cache hits."""
+    from crystalbench.cli.verifier import extraction_line
+
+    line = extraction_line(summary, name)
     if line is not None:
         console.print(line, highlight=False, markup=False)
 

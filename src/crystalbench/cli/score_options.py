@@ -76,6 +76,28 @@ VERIFY_FLAGS: tuple[Flag, ...] = (
 )
 """The step verifier's options (:mod:`crystalbench.scoring.verify`)."""
 
+EXTRACTOR_FLAGS: tuple[Flag, ...] = (
+    Flag(
+        "scoring.extractor.url",
+        ("--extractor-url",),
+        "OpenAI-compatible base URL of a model that reads the final answer where no answer "
+        "rule committed (with --extractor-model; the rest in the config's extractor section)",
+        metavar="URL",
+        param_name="extractor_url",
+        default_text="none: rules only",
+    ),
+    Flag(
+        "scoring.extractor.model",
+        ("--extractor-model",),
+        "Model name of the answer extractor (with --extractor-url)",
+        metavar="NAME",
+        param_name="extractor_model",
+        default_text="none",
+    ),
+)
+"""The answer extractor's options (:mod:`crystalbench.scoring.extract`): one declaration for
+``crystal score`` and ``crystal run``."""
+
 SCORE_FLAGS: tuple[Flag, ...] = (
     Flag(
         "benchmark",
@@ -185,6 +207,7 @@ SCORE_FLAGS: tuple[Flag, ...] = (
     ),
     GUARD_FLAG,
     *VERIFY_FLAGS,
+    *EXTRACTOR_FLAGS,
     Flag(
         "scoring.lenient",
         ("--lenient/--strict",),

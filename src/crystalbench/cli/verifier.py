@@ -1,11 +1,11 @@
-"""What ``crystal score`` prints about the step verifier (``--verify``), and
-``crystal validate verifier``'s printing."""
+"""What ``crystal score`` and ``crystal run`` print about the model calls beside the metric:
+the step verifier (``--verify``) and the answer extractor (``--extractor-url``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["verifier_line"]
+__all__ = ["extraction_line", "verifier_line"]
 
 
 def verifier_line(summary: Any, name: str | None = None) -> str | None:
@@ -32,4 +32,27 @@ def verifier_line(summary: Any, name: str | None = None) -> str | None:
         f"unverified | {verified.requests} requests, {verified.cache_hits} from cache, "
         f"{verified.prompt_tokens} + {verified.completion_tokens} tokens"
         + (f"; first error: {verified.first_error}" if verified.first_error else "")
+    )
+
+
+def extraction_line(summary: Any, name: str | None = None) -> str | None:
+    """One line of the answer extractor's counts, or ``None`` when none ran (rules only).
+
+    Examples:
+        >>> extraction_line(type("S", (), {"extraction": None})()) is None
+        True
+    """
+    extracted = getattr(summary, "extraction", None)
+    if extracted is None:
+        return None
+    head = f"{name}: " if name else ""
+    return (
+        f"{head}answer extractor {extracted.extractor.get('model')} (rules, then the model"
+        + (", dry run" if extracted.dry_run else "")
+        + f"): {extracted.n_asked} items no rule committed on, {extracted.n_extracted} "
+        f"answers read by the model, {extracted.n_none} without an answer, "
+        f"{extracted.n_failed} failed calls (no answer) | {extracted.requests} requests, "
+        f"{extracted.cache_hits} from cache, {extracted.prompt_tokens} + "
+        f"{extracted.completion_tokens} tokens"
+        + (f"; first error: {extracted.first_error}" if extracted.first_error else "")
     )

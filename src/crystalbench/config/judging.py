@@ -1,9 +1,12 @@
-"""Configuration of the model calls that judge beyond the answer judge: the step verifier.
+"""Configuration of the model calls that judge beyond the answer judge: the step verifier
+and the answer extractor.
 
 :class:`VerifierConfig` is the ``verifier`` section of a
 :class:`~crystalbench.config.scoring.ScoreConfig` (``crystal score --verify unmatched
---verifier-url URL --verifier-model NAME``; the rest from ``--config FILE``). Its
-:class:`Price` table gives the cost estimate printed before a run.
+--verifier-url URL --verifier-model NAME``; the rest from ``--config FILE``);
+:class:`ExtractorConfig` is its ``extractor`` section (``--extractor-url URL
+--extractor-model NAME``). Their :class:`Price` tables give the cost estimate printed before
+a run.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crystalbench.config.settings import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT, OPENAI_API_KEY_ENV
 
-__all__ = ["VERIFY_MODES", "Price", "VerifierConfig", "VerifyMode"]
+__all__ = ["VERIFY_MODES", "ExtractorConfig", "Price", "VerifierConfig", "VerifyMode"]
 
 VerifyMode = Literal["none", "unmatched", "all"]
 """Which predicted steps the verifier checks: none (the paper), those no reference step
@@ -85,6 +88,39 @@ class VerifierConfig(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)
     """Price per model name (the served name given in ``model``), for the cost estimate
     printed before a run."""
+
+
+class ExtractorConfig(BaseModel):
+    """The answer extractor: an OpenAI-compatible model asked for the final answer of a
+    response where no answer rule committed (``docs/parsing.md``, "Model-based extraction").
+    It sees the question and the response, never the gold answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str
+    """Base URL of the endpoint, e.g. ``http://localhost:8000/v1``."""
+    model: str
+    """Served model name."""
+    api_key_env: str = OPENAI_API_KEY_ENV
+    """Environment variable holding the key (``OPENAI_API_KEY`` may be unset)."""
+    timeout: float = JUDGE_TIMEOUT
+    """Seconds per request."""
+    max_retries: int = Field(JUDGE_MAX_RETRIES, ge=0)
+    """Retries with back-off on connection errors, 408, 409, 429 and 5xx."""
+    concurrency: int = Field(8, ge=1)
+    """Requests in flight at once."""
+    max_tokens: int = Field(128, ge=1)
+    """Reply length limit of the JSON answer (a reasoning model needs more)."""
+    max_response_chars: int = Field(8000, ge=200)
+    """Longest stretch of a response sent: a longer one is sent as its last this many
+    characters (an answer stands at the end), marked as cut."""
+    prompt: str = "extract_answer_v1"
+    """Prompt file under ``crystalbench/prompts``."""
+    dry_run: bool = False
+    """Print the requests and their estimated tokens and send none (every item to ask is
+    then counted failed and keeps no answer)."""
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Price per model name, for the cost estimate printed before a run."""
 
 
 class VerifierValidationConfig(BaseModel):

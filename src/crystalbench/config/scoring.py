@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from crystalbench.config.judging import VERIFY_MODES, VerifierConfig, VerifyMode
+from crystalbench.config.judging import VERIFY_MODES, ExtractorConfig, VerifierConfig, VerifyMode
 from crystalbench.config.loader import Given, build_config
 from crystalbench.config.settings import (
     CACHE_DIR_ENV,
@@ -174,6 +174,11 @@ class ScoreConfig(BaseModel):
     when not ``none``."""
     verifier: VerifierConfig | None = None
     """The verifier's endpoint, model and options; required unless ``verify`` is ``none``."""
+    extractor: ExtractorConfig | None = None
+    """Model-based answer extraction (not in the paper): an OpenAI-compatible model asked
+    for the final answer of the items where no answer rule committed
+    (:mod:`crystalbench.scoring.extract`, ``docs/parsing.md``). ``None`` (the default): rules
+    only. Written into results only when set."""
 
     @field_validator("sources", "ids")
     @classmethod
@@ -250,12 +255,15 @@ class ScoreConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _omit_unused_verifier(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The verifier's fields are written only when one runs: a config without it dumps
-        (into results, ablations, jobs) what it dumped before the verifier existed."""
+        """The verifier's and the extractor's fields are written only when one runs: a
+        config without them dumps (into results, ablations, jobs) what it dumped before they
+        existed."""
         data: dict[str, Any] = handler(self)
         if self.verify == "none":
             data.pop("verify", None)
             data.pop("verifier", None)
+        if self.extractor is None:
+            data.pop("extractor", None)
         return data
 
     def encoder_options(self) -> dict[str, Any]:

@@ -44,11 +44,12 @@ PROVENANCE_KEYS: tuple[tuple[str, str], ...] = (
     ("compat", "compat mode"),
     ("answer_rules", "answer rules"),
     ("guard", "fact guard"),
+    ("answer_extraction", "answer extraction"),
     ("benchmark_fingerprint", "benchmark fingerprint"),
 )
 """Config keys that must agree for a like-for-like comparison, with their labels."""
 
-CONFIG_DEFAULTS: dict[str, str] = {"guard": "none"}
+CONFIG_DEFAULTS: dict[str, str] = {"guard": "none", "answer_extraction": "rules"}
 """What a key means when a results file lacks it (written before the option existed)."""
 
 

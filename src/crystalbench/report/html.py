@@ -69,7 +69,7 @@ from crystalbench.statistics.intervals import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
 )
-from crystalbench.types import VETO_REASONS, Veto
+from crystalbench.types import VETO_REASONS, ItemResult, Veto
 
 IMAGE_MAX_SIDE = 384
 """Longest side of embedded thumbnails, in pixels."""
@@ -172,7 +172,7 @@ def _run_items(
             else "scored"
         )
         columns["rule"].append(it.answer_rule)
-        columns["ext"].append(it.answer_extraction)  # which extraction rule took the answer
+        columns["ext"].append(_extraction_text(it))  # which rule (or model) took the answer
         columns["trunc"].append(int(it.truncated))
         columns["atype"].append(it.answer_type)
         columns["pa"].append(it.pred_answer)
@@ -518,6 +518,33 @@ def _provenance_html(runs: Sequence[RunData]) -> str:
         f'<table id="provenance" class="data"><thead><tr><th scope="col">Setting</th>{head}'
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
+
+
+def _extraction_text(item: ItemResult) -> str | None:
+    """The item view's Extraction: the rule, or the model that read the answer (or failed).
+
+    Examples:
+        >>> base = dict(id="1", source="s", difficulty="easy", missing=False,
+        ...             parse_status="sentences", n_pred=1, n_ref=1, matches=[],
+        ...             out_of_order=[], precision=0.0, recall=0.0, f1=0.0, lis=1.0,
+        ...             kendall=1.0, ordered_f1=0.0, answer_correct=False, answer_rule="none",
+        ...             answer_type="numeric", gold_answer="6")
+        >>> _extraction_text(ItemResult(**base, answer_extraction="boxed"))
+        'boxed'
+        >>> _extraction_text(ItemResult(**base, answer_extraction="model",
+        ...                             answer_extractor="model:reader"))
+        'model (model:reader)'
+        >>> _extraction_text(ItemResult(**base, answer_extractor="model:reader",
+        ...                             extraction_error="APIConnectionError: refused"))
+        'model:reader failed: APIConnectionError: refused'
+    """
+    if item.answer_extractor is None:
+        return item.answer_extraction
+    if item.extraction_error is not None:
+        return f"{item.answer_extractor} failed: {item.extraction_error}"
+    if item.answer_extraction is None:
+        return f"{item.answer_extractor}: no answer stated"
+    return f"{item.answer_extraction} ({item.answer_extractor})"
 
 
 def _json_for_script(value: Any) -> str:

@@ -14,6 +14,8 @@ then goes:
    text that a later chunk needs again is held in memory until its last chunk, so the
    encoder sees each distinct text once in the whole run, with or without the on-disk
    cache;
+   with an answer extractor (``config.extractor``), the items no answer rule committed on
+   are then asked of the model, set by set (:mod:`crystalbench.scoring.extract`);
 3. per chunk and set: the answers are checked (judge calls, if any, go out together),
    each candidate filter prepares the chunk (the judge matcher asks its questions), then
    every item is scored by the set's :class:`~crystalbench.scoring.items.ItemScorer`;
@@ -116,6 +118,11 @@ class ScoringEngine:
             ``None``.
         verifier: The step verifier's model when ``config.verify`` is not ``none``
             (:mod:`crystalbench.scoring.verify`); built from ``config.verifier`` when ``None``.
+        extractor: The answer extractor
+            (:class:`~crystalbench.judges.extractor.AnswerExtractor`) asked where no answer
+            rule committed (:mod:`crystalbench.scoring.extract`); built from
+            ``config.extractor`` when ``None``. ``None`` with no ``config.extractor``: rules
+            only (the default).
 
     Examples:
         >>> from crystalbench.data import load_benchmark
@@ -137,6 +144,7 @@ class ScoringEngine:
         progress: ProgressHook | None = None,
         step_judge: Any = None,
         verifier: Any = None,
+        extractor: Any = None,
     ) -> None:
         self.config = config = config or ScoreConfig()
         self.encoder = encoder or load_encoder(config.encoder, **config.encoder_options())
@@ -172,6 +180,11 @@ class ScoringEngine:
             from crystalbench.scoring.verify import Verification
 
             self.verification = Verification.from_config(config, verifier)
+        self.extraction: Any = None  # the model-based answer extractor; None: rules only
+        if extractor is not None or config.extractor is not None:
+            from crystalbench.scoring.extract import Extraction
+
+            self.extraction = Extraction.from_config(config, extractor)
         self.scorer = self.item_scorer()
         """The item scorer of :meth:`iter_results` (and the default of the records)."""
         self.timings: dict[str, float] = {}
@@ -261,6 +274,7 @@ class ScoringEngine:
                 "predictions": predictions.source if predictions is not None else None,
                 "model": predictions.model if predictions is not None else None,
                 "judge": _judge_record(self.judge),
+                "answer_extraction": "rules" if self.extraction is None else "rules+model",
             }
         )
         for candidate_filter in (scorer or self.scorer).filters:
@@ -279,6 +293,9 @@ class ScoringEngine:
         if self.verification is not None:
             verified = self.verification.for_set(scorer).summary()
             summary = summary.model_copy(update={"verification": verified})
+        if self.extraction is not None:
+            extracted = self.extraction.for_set(scorer).summary()
+            summary = summary.model_copy(update={"extraction": extracted})
         return summary
 
     # ------------------------------------------------------------------ the pass
@@ -321,6 +338,12 @@ class ScoringEngine:
             self.tick("parse", began)
             if progress:
                 progress("parse", len(items), total)
+        if self.extraction is not None:  # the model reads what no answer rule committed on
+            self.extraction.plan(prepared)
+            for index, scorer in enumerate(scorers):
+                began = time.perf_counter()
+                prepared[index] = self.extraction.for_set(scorer).apply(prepared[index])
+                self.tick("extract", began)
         if self.verification is not None:
             self.verification.plan(prepared)  # the most it may cost, before any call
         per_chunk = max(1, chunk_items // max(1, len(predictions)))
@@ -443,6 +466,8 @@ class ScoringEngine:
                 runs.append(RunResult(one.items, summary, self.encoder_cache.stats, self.timings))
             if self.verification is not None:
                 self.verification.report_dry_run()
+            if self.extraction is not None:
+                self.extraction.report_dry_run()
         finally:
             for one in sets:
                 if one.writer is not None:

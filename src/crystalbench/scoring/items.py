@@ -139,6 +139,11 @@ class PreparedItem:
     """Blank predicted steps dropped (counted in ``n_blank_dropped``)."""
     chains: tuple[ReferenceChain, ...]
     """The reference chains the item is scored against, the primary first."""
+    extractor: str | None = None
+    """The answer extractor asked about this item (``model:<name>``;
+    :mod:`crystalbench.scoring.extract`); ``None``: not asked."""
+    extraction_error: str | None = None
+    """Why the extractor's call gave no answer; ``None``: no failed call."""
 
     def texts(self) -> list[str]:
         """Every step text to embed for this item: each chain's steps, then the predicted."""
@@ -491,4 +496,6 @@ class ItemScorer:
             vetoed=context.vetoes,
             answer_extraction=parsed.extraction if parsed is not None else None,
             truncated=parsed.truncated if parsed is not None else False,
+            answer_extractor=prepared.extractor,
+            extraction_error=prepared.extraction_error,
         )
