@@ -14,6 +14,7 @@ return.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,8 +203,14 @@ def run_benchmark(
     on_start: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_inferred: Callable[[InferenceSummary], None] | None = None,
+    overwrite: bool = False,
 ) -> BenchmarkRun:
     """Infer, score and report into one results folder (what ``crystal run`` does).
+
+    The folder may hold this run's own earlier results (resumed); results of other
+    predictions or another scoring configuration are refused before any request is sent
+    (:func:`crystalbench.scoring.results.check_results_folder`), unless ``overwrite``. A run
+    that fails before it wrote anything leaves no folder behind.
 
     Writes ``predictions.jsonl`` (resumed like :func:`run_inference`), ``inference.json``
     (the inference summary with its ``config``), ``examples.jsonl`` and ``summary.json``
@@ -219,6 +226,7 @@ def run_benchmark(
         on_start: See :func:`run_inference`.
         on_warning: Called with each inference warning.
         on_inferred: Called with the inference summary before scoring starts.
+        overwrite: Replace another run's results in the folder.
 
     Returns:
         The :class:`BenchmarkRun`. Items still without an answer count as missing in the
@@ -241,18 +249,29 @@ def run_benchmark(
 
     if benchmark is None:  # scoring follows: refuse an item set before any request is sent
         benchmark = load_benchmark(config.benchmark, image_root=config.image_root)
+    from crystalbench.scoring.results import check_results_folder, run_identity
+
     folder = Path(out_dir)
+    identity = run_identity(config.scoring, benchmark, folder / PREDICTIONS_FILE)
+    check_results_folder(folder, identity, overwrite=overwrite, resumed=True)
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    inferred = run_inference(
-        config.inference(),
-        folder / PREDICTIONS_FILE,
-        benchmark=benchmark,
-        backend=backend,
-        manifest=folder / INFERENCE_FILE,
-        progress=progress,
-        on_start=on_start,
-        on_warning=on_warning,
-    )
+    try:
+        inferred = run_inference(
+            config.inference(),
+            folder / PREDICTIONS_FILE,
+            benchmark=benchmark,
+            backend=backend,
+            manifest=folder / INFERENCE_FILE,
+            progress=progress,
+            on_start=on_start,
+            on_warning=on_warning,
+        )
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only while empty: nothing was written
+        raise
     if on_inferred is not None:
         on_inferred(inferred.summary)
     scores = score_selected(folder / PREDICTIONS_FILE, inferred.selected, folder, config.scoring)

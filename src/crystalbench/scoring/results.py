@@ -200,8 +200,8 @@ class ResultsWriter:
         >>> folder = Path(tempfile.mkdtemp())
         >>> with ResultsWriter(folder, run_id="r1") as writer:
         ...     pass  # writer.write(item) for each item, then writer.commit(summary)
-        >>> sorted(p.name for p in folder.iterdir())
-        ['.crystalbench.lock']
+        >>> sorted(p.name for p in folder.iterdir())  # no commit: left as it was found
+        []
     """
 
     def __init__(self, folder: str | Path, *, run_id: str | None = None) -> None:
@@ -402,10 +402,11 @@ class RunIdentity:
     benchmark_fingerprint: str | None
     scoring: Mapping[str, Any] = field(default_factory=dict)
 
-    def differences(self, there: RunIdentity, *, same_file_grows: bool = False) -> list[str]:
+    def differences(self, there: RunIdentity, *, resumed: bool = False) -> list[str]:
         """How results of ``self`` differ from the results ``there`` holds, in words
-        (empty: the same run). ``same_file_grows``: the predictions file is resumed in
-        place (``crystal run``), so a changed hash of the same path is the same input.
+        (empty: the same run). ``resumed``: the predictions file is resumed in place
+        (``crystal run``), so a changed hash of the same path, or another selection of
+        the same benchmark, is the same input.
 
         Examples:
             >>> a = RunIdentity("a.jsonl", "1" * 64, "sample", "f", {"threshold": 0.35})
@@ -422,16 +423,17 @@ class RunIdentity:
                     f"predictions {self.predictions} here, {there.predictions} (sha256 "
                     f"{_short(there.predictions_sha256)}) there"
                 )
-        elif not same_file_grows and _differ(self.predictions_sha256, there.predictions_sha256):
+        elif not resumed and _differ(self.predictions_sha256, there.predictions_sha256):
             found.append(
                 f"predictions {self.predictions} changed since those results were written "
                 f"(sha256 {_short(self.predictions_sha256)} here, "
                 f"{_short(there.predictions_sha256)} there)"
             )
-        if (self.benchmark_fingerprint, self.benchmark) != (
-            there.benchmark_fingerprint,
-            there.benchmark,
-        ):
+        mine_bench: tuple[str | None, ...] = (self.benchmark, self.benchmark_fingerprint)
+        their_bench: tuple[str | None, ...] = (there.benchmark, there.benchmark_fingerprint)
+        if resumed:  # the selection may grow between resumed runs
+            mine_bench, their_bench = mine_bench[:1], their_bench[:1]
+        if mine_bench != their_bench:
             found.append(
                 f"benchmark {self.benchmark} ({self.benchmark_fingerprint}) here, "
                 f"{there.benchmark} ({there.benchmark_fingerprint}) there"
@@ -551,7 +553,7 @@ def _read_identity(folder: Path) -> RunIdentity | str:
 
 
 def results_conflict(
-    folder: str | Path, identity: RunIdentity, *, same_file_grows: bool = False
+    folder: str | Path, identity: RunIdentity, *, resumed: bool = False
 ) -> str | None:
     """Why writing the results of ``identity`` into ``folder`` would lose other results, in
     one sentence; ``None`` when the folder holds none, or the same run's.
@@ -559,7 +561,8 @@ def results_conflict(
     Args:
         folder: A results folder (``examples.jsonl``, ``summary.json``).
         identity: The new run's (:func:`run_identity`).
-        same_file_grows: The predictions file is resumed in place (``crystal run``).
+        resumed: The predictions file is resumed in place (``crystal run``): see
+            :meth:`RunIdentity.differences`.
 
     Examples:
         >>> import tempfile
@@ -571,7 +574,7 @@ def results_conflict(
     there = _read_identity(folder)
     if isinstance(there, str):
         return f"{folder} already holds results: {there}"
-    found = identity.differences(there, same_file_grows=same_file_grows)
+    found = identity.differences(there, resumed=resumed)
     if not found:
         return None
     return f"{folder} already holds results of another run ({'; '.join(found)})"
@@ -589,7 +592,7 @@ def check_results_folder(
     identities: Mapping[str, RunIdentity] | RunIdentity,
     *,
     overwrite: bool = False,
-    same_file_grows: bool = False,
+    resumed: bool = False,
 ) -> list[Path]:
     """Refuse to write over another run's results (see the module docstring).
 
@@ -597,9 +600,10 @@ def check_results_folder(
         out: The output folder.
         identities: One :class:`RunIdentity` (one set, written into ``out``), or one per
             set name (several sets, written into ``out/NAME``).
-        overwrite: Replace whatever results are there instead (``--overwrite``): the files
-            of the other runs that would be mixed with the new ones are removed.
-        same_file_grows: See :func:`results_conflict`.
+        overwrite: Replace whatever results are there instead (``--overwrite``): the new
+            run's own folders are replaced when it commits; the results of the other runs
+            it would be mixed with are removed now.
+        resumed: See :func:`results_conflict`.
 
     Returns:
         The results folders removed (with ``overwrite``).
@@ -613,7 +617,7 @@ def check_results_folder(
         return []
     problems: list[tuple[str, list[Path]]] = []
     if isinstance(identities, RunIdentity):
-        problem = results_conflict(out, identities, same_file_grows=same_file_grows)
+        problem = results_conflict(out, identities, resumed=resumed)
         if problem is not None:
             problems.append((problem, [out]))
         sets = [p for p in _set_folders(out) if p != out]
@@ -645,7 +649,10 @@ def check_results_folder(
             + (f" (and {more} more folder{'s' if more > 1 else ''})" if more > 0 else "")
             + ": choose another output folder, or pass --overwrite to replace them"
         )
-    removed = sorted({path for _, paths in problems for path in paths})
+    # The new run's own folders are replaced by its commit (a set that fails keeps them);
+    # only the folders it would be mixed with go now.
+    own = {out} if isinstance(identities, RunIdentity) else {out / name for name in identities}
+    removed = sorted({path for _, paths in problems for path in paths} - own)
     for path in removed:
         remove_results(path)
     return removed
