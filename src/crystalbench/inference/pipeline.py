@@ -14,7 +14,6 @@ return.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from crystalbench._internal.io import atomic_write_json
 from crystalbench._internal.openai_client import api_key_from_env
+from crystalbench._internal.paths import outermost_missing, remove_empty_folders
 from crystalbench.data.loading import Benchmark, load_benchmark
 from crystalbench.inference.backends import AsyncBackend, BatchBackend, build_backend
 from crystalbench.inference.config import InferenceConfig, RunConfig
@@ -254,7 +254,7 @@ def run_benchmark(
     folder = Path(out_dir)
     identity = run_identity(config.scoring, benchmark, folder / PREDICTIONS_FILE)
     check_results_folder(folder, identity, overwrite=overwrite, resumed=True)
-    created = not folder.exists()
+    created = outermost_missing(folder)
     folder.mkdir(parents=True, exist_ok=True)
     try:
         inferred = run_inference(
@@ -268,9 +268,8 @@ def run_benchmark(
             on_warning=on_warning,
         )
     except BaseException:
-        if created:
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only while empty: nothing was written
+        if created is not None:  # only while empty: nothing was written
+            remove_empty_folders(folder, created)
         raise
     if on_inferred is not None:
         on_inferred(inferred.summary)

@@ -37,13 +37,14 @@ import contextlib
 import hashlib
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
 from crystalbench._internal.io import atomic_write_json, read_json_file
+from crystalbench._internal.paths import outermost_missing, remove_empty_folders
 from crystalbench.errors import InputError
 from crystalbench.types import ItemResult, RunSummary
 
@@ -206,7 +207,7 @@ class ResultsWriter:
 
     def __init__(self, folder: str | Path, *, run_id: str | None = None) -> None:
         self.folder = Path(folder)
-        self._created = _outermost_missing(self.folder)
+        self._created = outermost_missing(self.folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.run_id = run_id or new_run_id()
         self.pending = pending_examples(self.folder, self.run_id)
@@ -290,7 +291,7 @@ class ResultsWriter:
                 (self.folder / LOCK_FILE).unlink()
         self._release()
         if self._created is not None:
-            _remove_empty(self.folder, self._created)
+            remove_empty_folders(self.folder, self._created)
 
     def _release(self) -> None:
         lock, self._lock = self._lock, None
@@ -307,28 +308,6 @@ class ResultsWriter:
         tb: TracebackType | None,
     ) -> None:
         self.abort()
-
-
-def _outermost_missing(folder: Path) -> Path | None:
-    """The outermost of ``folder`` and its parents that does not exist yet (``None``: it
-    exists): what ``folder.mkdir(parents=True)`` creates, and a failed writer removes."""
-    missing = None
-    for path in (folder, *folder.parents):
-        if path.exists():
-            break
-        missing = path
-    return missing
-
-
-def _remove_empty(folder: Path, up_to: Path) -> None:
-    """Remove ``folder`` and its parents up to ``up_to`` included, while they are empty."""
-    for path in (folder, *folder.parents):
-        try:
-            path.rmdir()
-        except OSError:
-            return
-        if path == up_to:
-            return
 
 
 @dataclass(frozen=True)
@@ -707,4 +686,3 @@ def remove_results(folder: str | Path) -> None:
         (folder / LOCK_FILE).unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             folder.rmdir()
-
