@@ -170,8 +170,17 @@ def close_names(path: Path, extra: list[Path] | tuple[Path, ...] = ()) -> list[P
             pass
     for other in extra:
         candidates.setdefault(other.name, other)
-    close = difflib.get_close_matches(path.name, list(candidates), n=3, cutoff=0.6)
-    return [candidates[name] for name in close]
+    # A shared extension (.jsonl) makes any two names look alike: compare what precedes it.
+    suffix = path.suffix
+
+    def bare(name: str) -> str:
+        return name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+
+    by_bare: dict[str, Path] = {}
+    for name, candidate in candidates.items():
+        by_bare.setdefault(bare(name), candidate)
+    close = difflib.get_close_matches(bare(path.name), list(by_bare), n=3, cutoff=0.7)
+    return [by_bare[name] for name in close]
 
 
 def outermost_missing(folder: Path) -> Path | None:
