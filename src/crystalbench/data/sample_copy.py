@@ -56,7 +56,8 @@ def copy_sample_predictions(out: str | Path, *, overwrite: bool = False) -> list
     targets = [out / source.name for source in sources]
     if not overwrite:
         for source, target in zip(sources, targets, strict=True):
-            if target.exists() and (not target.is_file() or target.read_bytes() != source.read_bytes()):
+            same = target.is_file() and target.read_bytes() == source.read_bytes()
+            if target.exists() and not same:
                 raise InputError(
                     "already exists and is not the sample's file: choose another --out, or "
                     "pass --overwrite to replace it",
