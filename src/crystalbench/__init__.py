@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from crystalbench.judges.base import Judge
     from crystalbench.judges.scripted import ScriptedJudge
     from crystalbench.parsing import parse_prediction, parse_response
-    from crystalbench.scoring.evaluation import RunResult, Scorer, evaluate
+    from crystalbench.scoring.engine import ScoringEngine
+    from crystalbench.scoring.evaluation import RunResult, evaluate
     from crystalbench.scoring.evaluation_many import MultiRunResult, evaluate_many
     from crystalbench.types import (
         AnswerVerdict,
@@ -83,7 +84,7 @@ _EXPORTS = {
     "parse_response": "crystalbench.parsing",
     # scoring
     "RunResult": "crystalbench.scoring.evaluation",
-    "Scorer": "crystalbench.scoring.evaluation",
+    "ScoringEngine": "crystalbench.scoring.engine",
     "evaluate": "crystalbench.scoring.evaluation",
     "MultiRunResult": "crystalbench.scoring.evaluation_many",
     "evaluate_many": "crystalbench.scoring.evaluation_many",
@@ -122,7 +123,7 @@ __all__ = [
     "RunResult",
     "RunSummary",
     "ScoreConfig",
-    "Scorer",
+    "ScoringEngine",
     "ScriptedJudge",
     "UnknownNameError",
     "__version__",

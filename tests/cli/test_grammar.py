@@ -1,10 +1,9 @@
 """One command grammar: every option of every ``crystal`` command means one thing, under one
-name (:data:`crystalbench.cli.grammar.MEANINGS`), shows its default and a readable type, and
-old spellings keep working with a one-line notice."""
+name (:data:`tests.cli.grammar.MEANINGS`), shows its default and a readable type;
+no option is hidden and no old spelling is kept."""
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -14,10 +13,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from crystalbench.cli.apps import deprecated, new_app
-from crystalbench.cli.grammar import HIDDEN_OPTIONS, MEANINGS
+from crystalbench.cli.apps import new_app
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
+from tests.cli.grammar import MEANINGS
 
 runner = CliRunner()
 
@@ -45,18 +44,10 @@ def grammar_problems(root: Any, meanings: Mapping[str, str]) -> list[str]:
         spellings_of[meaning].add(spelling)
     params_of: dict[str, set[str]] = defaultdict(set)
     for name, command in commands(root):
-        aliases = getattr(command, "aliases", {})
-        live = {s for option in options(command) for s in (*option.opts, *option.secondary_opts)}
-        for old, new in aliases.items():
-            if new not in live:
-                problems.append(f"{name}: old spelling {old} stands for {new}, which it lacks")
-            if old in live:
-                problems.append(f"{name}: {old} is both an old spelling and a live option")
         for option in options(command):
             spellings = {*option.opts, *option.secondary_opts}
             if option.hidden:
-                if not spellings & set(HIDDEN_OPTIONS):
-                    problems.append(f"{name}: hidden {sorted(spellings)} is not declared")
+                problems.append(f"{name}: hidden option {sorted(spellings)}")
                 continue
             unknown = sorted(s for s in spellings if s not in meanings)
             if unknown:
@@ -129,25 +120,24 @@ def test_the_check_catches_one_meaning_under_two_names():
     assert "train: one option, several meanings: ['--output-dir', '-o']" in problems
 
 
-def test_the_check_catches_undeclared_options_and_broken_old_spellings():
-    @deprecated(out_dir="--output")
+def test_the_check_catches_undeclared_and_hidden_options():
     def run(out: Annotated[str, typer.Option("--out")] = "x") -> None: ...
 
-    def version() -> None: ...
+    def version(old: Annotated[str, typer.Option("--old", hidden=True)] = "x") -> None: ...
 
     problems = grammar_problems(_toy(run=run, version=version), {})
     assert "run: ['--out'] not declared in the grammar" in problems
-    assert "run: old spelling --out-dir stands for --output, which it lacks" in problems
+    assert "version: hidden option ['--old']" in problems
 
 
 # --------------------------------------------------------------------------- --help
-def test_old_command_names_are_hidden():
+def test_no_hidden_commands_or_old_names():
+    """0.1.0 was never published: no command is kept under an old name."""
     root = full_app()
-    assert root.commands["ablate"].hidden
-    assert not root.commands["validate"].commands["ablate"].hidden
-    page = runner.invoke(app, ["--help"], terminal_width=200).output
-    assert "│ ablate " not in page
-    assert "│ validate " in page
+    hidden = [name for name, command in commands(root) if getattr(command, "hidden", False)]
+    assert hidden == []
+    assert "ablate" not in root.commands
+    assert "ablate" in root.commands["validate"].commands
 
 
 def test_set_and_a_config_file_meet_flags_in_one_config(tmp_path):
@@ -205,65 +195,38 @@ def predictions() -> Path:
     return sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
 
 
-def test_an_old_spelling_works_and_says_what_replaces_it(tmp_path, predictions, monkeypatch):
-    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    base = ["score", "-b", "sample", "-p", str(predictions), "--encoder", "hash", "--no-progress"]
-    new = runner.invoke(app, [*base, "-o", str(tmp_path / "new"), "--input-format", "crystal"])
-    old = runner.invoke(app, [*base, "-o", str(tmp_path / "old"), "--format=crystal"])
-    assert new.exit_code == old.exit_code == 0, old.output
-    assert new.stderr == ""
-    assert old.stderr == "warning: --format is deprecated; use --input-format\n"
-    summaries = [json.loads((tmp_path / n / "summary.json").read_text()) for n in ("new", "old")]
-    assert summaries[0]["match_f1"] == summaries[1]["match_f1"]
-
-
-def test_an_old_spelling_given_twice_warns_once_and_a_value_equal_to_it_is_left_alone():
-    from crystalbench.cli.flags import rewrite_aliases
-
-    notes: list[str] = []
-    args = ["--format", "csv", "--name", "--format", "--format=md"]
-    takes = {"--output-format", "--name", "--format"}.__contains__
-    got = rewrite_aliases(args, {"--format": "--output-format"}, takes, notes.append)
-    assert got == ["--output-format", "csv", "--name", "--format", "--output-format=md"]
-    assert notes == ["--format is deprecated; use --output-format"]
-
-
 @pytest.mark.parametrize(
-    ("args", "notice"),
+    ("args", "old"),
     [
-        (["run", "--out-dir", "x", "-m", "m", "--encoder-device", "cpu", "--backend", "vllmm"],
-         "warning: --out-dir is deprecated; use --out"),
-        (["infer", "-o", "x.jsonl", "-m", "m", "--backend", "vllmm"],
-         "warning: --backend is deprecated; use --model-backend"),
-        (["infer", "-o", "x.jsonl", "-m", "m", "--device", "cpu", "-b", "no.jsonl"],
-         "warning: --device is deprecated; use --model-device"),
-        (["compare", "a", "b", "--json", "x.json"], "warning: --json is deprecated; use --out"),
-        (["compare", "a", "b", "--strict"], "warning: --strict is deprecated; use --same-items"),
-        (["data", "build", "mmvp", "-o", "x", "--no-lenient", "--from", "/nowhere"],
-         "warning: --no-lenient is deprecated; use --strict"),
-        (["integrations", "lmms-eval", "--install", "x", "-b", "nowhere.jsonl"],
-         "warning: --install is deprecated; use --out"),
-        (["serve-rewards", "--kind", "cpr", "--port", "99999"],
-         "warning: --kind is deprecated; use --reward-kind"),
-        (["train", "-c", "recipe:nope", "--output-dir", "x"],
-         "warning: --output-dir is deprecated; use --out"),
-        (["train-sweep", "--config", "recipe:nope", "--output-dir", "x"],
-         "warning: --output-dir is deprecated; use --out"),
-        (["validate", "agreement", "--pairs", "no.jsonl", "--labels", "no.csv", "-o", "x",
-          "--judge-url", "http://127.0.0.1:9/v1", "--judge-model", "m"],
-         "warning: --judge-url is deprecated; use --matcher-url"),
-        (["ablate", "-b", "nowhere.jsonl", "-p", "x.jsonl", "--encoders", "hash", "-o", "x"],
-         "warning: crystal ablate is deprecated; use crystal validate ablate"),
+        (["score", "-b", "sample", "-p", "x.jsonl", "--format", "crystal"], "--format"),
+        (["run", "--out-dir", "x", "-m", "m"], "--out-dir"),
+        (["run", "-m", "m", "--encoder-device", "cpu"], "--encoder-device"),
+        (["run", "-m", "m", "--score-config", "s.yaml"], "--score-config"),
+        (["infer", "-o", "x.jsonl", "-m", "m", "--backend", "vllm"], "--backend"),
+        (["infer", "-o", "x.jsonl", "-m", "m", "--device", "cpu"], "--device"),
+        (["compare", "a", "b", "--json", "x.json"], "--json"),
+        (["compare", "a", "b", "--strict"], "--strict"),
+        (["data", "build", "mmvp", "-o", "x", "--no-lenient"], "--no-lenient"),
+        (["integrations", "lmms-eval", "--install", "x"], "--install"),
+        (["serve-rewards", "--kind", "cpr"], "--kind"),
+        (["train", "-c", "recipe:nope", "--output-dir", "x"], "--output-dir"),
+        (["validate", "agreement", "--judge-url", "http://127.0.0.1:9/v1"], "--judge-url"),
     ],
 )  # fmt: skip
-def test_old_spellings_of_every_command_still_parse(tmp_path, monkeypatch, args, notice):
-    """Each old spelling reaches the command (which then fails on the bad input given)."""
+def test_spellings_from_before_the_first_release_are_gone(tmp_path, monkeypatch, args, old):
+    """0.1.0 was never published: an old spelling is click's "No such option", exit 2."""
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, args)
-    assert notice in result.stderr.splitlines()
     assert result.exit_code == 2, result.output
-    assert "No such option" not in result.output
+    assert f"No such option: {old}" in " ".join(result.output.split())
     assert "Traceback" not in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_old_top_level_ablate_is_gone():
+    result = runner.invoke(app, ["ablate", "--help"])
+    assert result.exit_code == 2
+    assert "No such command 'ablate'" in result.output
 
 
 @pytest.mark.parametrize("command", [["serve-rewards"], ["review", "serve"]])

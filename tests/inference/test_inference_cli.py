@@ -380,19 +380,9 @@ def test_run_reads_a_scoring_section_and_the_old_score_config(server, state, tmp
     assert not (out / "report.html").exists()
     assert summary["config"]["cache_dir"] == str(tmp_path / "cache")
 
-    scoring = tmp_path / "scoring.yaml"
-    scoring.write_text("encoder: hash\nalpha: 0.1\n")
-    old = [
-        *("run", "-m", MODEL, "-b", "sample", "--base-url", server.base_url, "--limit", "2"),
-        *("--out-dir", str(tmp_path / "old"), "--score-config", str(scoring), "--no-report"),
-        *("--encoder-device", "cpu", "--no-progress"),
-    ]
-    result = runner.invoke(app, old)
-    assert result.exit_code == 0, result.output
-    assert result.stderr.splitlines() == [
-        "warning: --out-dir is deprecated; use --out",
-        "warning: --encoder-device is deprecated; use --device",
-        "warning: --score-config is deprecated; use a scoring: section in --config",
-    ]
-    written = json.loads((tmp_path / "old" / "summary.json").read_text())["config"]
-    assert (written["encoder"], written["alpha"], written["device"]) == ("hash", 0.1, "cpu")
+    for old in ("--out-dir", "--score-config", "--encoder-device"):  # never published
+        args = ["run", "-m", MODEL, "-b", "sample", "--base-url", server.base_url, old, "x"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        assert f"No such option: {old}" in result.output
+        assert not (tmp_path / "x").exists()

@@ -41,7 +41,7 @@ def test_defaults_come_from_settings_py():
     assert config.timeout == settings.INFER_TIMEOUT
     assert config.max_attempts == settings.INFER_MAX_ATTEMPTS
     assert config.max_retry_after == settings.INFER_MAX_RETRY_AFTER
-    assert config.api_key_env == settings.INFER_API_KEY_ENV
+    assert config.api_key_env == settings.OPENAI_API_KEY_ENV
     assert config.fsync_interval == settings.INFER_FSYNC_INTERVAL
     assert config.abort_after == settings.INFER_ABORT_AFTER
     assert config.generation == GenerationSettings(

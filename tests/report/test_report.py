@@ -597,9 +597,8 @@ def test_cli_leaderboard_formats(two_runs, tmp_path):
     assert "field output_format: Input should be 'md', 'csv' or 'tex'" in result.output
     assert "(from --output-format xlsx)" in result.output
     old = runner.invoke(app, ["leaderboard", str(two_runs[0]), "--format", "csv"])
-    assert old.exit_code == 0, old.output  # the old spelling, for a release, with a notice
-    assert old.stderr == "warning: --format is deprecated; use --output-format\n"
-    assert old.stdout.startswith("model,")
+    assert old.exit_code == 2  # 0.1.0 was never published: no old spellings are kept
+    assert "No such option: --format" in old.output
 
 
 def test_cli_compare_prints_tests_and_writes_json(two_runs, tmp_path):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import crystalbench
 from crystalbench.config.scoring import ScoreConfig
 from crystalbench.data import SAMPLE_DIR, load_benchmark
 from crystalbench.data.predictions import load_predictions
@@ -23,7 +24,7 @@ from crystalbench.scoring import (
     StepVectors,
     recurring_texts,
 )
-from crystalbench.scoring.evaluation import Scorer, evaluate
+from crystalbench.scoring.evaluation import evaluate
 from crystalbench.scoring.evaluation_many import evaluate_many
 from crystalbench.scoring.matching import MatchRules
 from crystalbench.types import AnswerVerdict, Prediction
@@ -118,11 +119,11 @@ def test_the_stages_compose_into_the_record():
     assert compat.prepare(item, Prediction(id="s", reasoning_steps=[" "])).pred_steps == [" "]
 
 
-def test_scorer_is_the_engine_and_iter_results_equals_evaluate():
+def test_the_engine_is_public_and_iter_results_equals_evaluate():
     bench = load_benchmark("sample")
     preds = load_predictions(SAMPLE_DIR / "predictions" / "messy-raw.jsonl")
-    assert Scorer is ScoringEngine
-    engine = Scorer(HASH_CONFIG)
+    assert crystalbench.ScoringEngine is ScoringEngine
+    engine = ScoringEngine(HASH_CONFIG)
     streamed = list(engine.iter_results(bench.items, preds.by_id, chunk_items=7))
     assert streamed == evaluate(bench, preds, HASH_CONFIG).items
 

@@ -1,22 +1,13 @@
 """The typer settings every ``crystal`` app shares (the full app and the one-command apps of
 :mod:`crystalbench.cli.entry`): the command class that gives ``--help`` readable types and
-keeps deprecated spellings working, and the app that uses it for every command."""
+records the spellings a user typed, and the app that uses it for every command."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
-
-DEPRECATED_ALIASES = "deprecated_aliases"
-"""Attribute of a command function: ``{old spelling: current spelling}`` (set by
-:func:`crystalbench.cli.binding.configured` and :func:`deprecated`)."""
-
-HIDDEN_COMMAND = "hidden_command"
-"""Attribute of a command function: register it hidden (an old name, :func:`deprecated_command`)."""
 
 SPELLINGS_META = "crystal.spellings"
 """``ctx.meta`` key: ``{parameter: (the spelling the user typed, its value as typed)}``."""
@@ -25,12 +16,8 @@ _TYPE_NAMES = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}
 
 
 class CrystalCommand(TyperCommand):
-    """A typer command whose ``--help`` shows readable types, and which accepts the old
-    spellings in :attr:`aliases` (each use prints one ``warning: ... is deprecated`` line
-    on stderr). Old spellings never appear in ``--help``."""
-
-    aliases: Mapping[str, str] = {}
-    """``{old spelling: current spelling}`` of this command."""
+    """A typer command whose ``--help`` shows readable types, and which records the
+    spelling of each option as typed (messages name the flag the user wrote)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -45,11 +32,7 @@ class CrystalCommand(TyperCommand):
         return option
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        """Rewrite old spellings to current ones (with a notice), then parse as usual."""
-        if self.aliases:
-            from crystalbench.cli.flags import rewrite_aliases
-
-            args = rewrite_aliases(args, self.aliases, self._takes_value, _warn_deprecated)
+        """Record the spellings as typed, then parse as usual."""
         ctx.meta[SPELLINGS_META] = self._spellings(args)
         return super().parse_args(ctx, args)
 
@@ -77,16 +60,6 @@ class CrystalCommand(TyperCommand):
                 text = f"{before[1]} {spelling} {text}"
             typed[param.name] = (spelling, text)
         return typed
-
-    def _takes_value(self, spelling: str) -> bool:
-        for param in self.params:
-            if param.param_type_name == "option" and spelling in param.opts:
-                return not (getattr(param, "is_flag", False) or getattr(param, "count", False))
-        return False
-
-
-def _warn_deprecated(message: str) -> None:
-    typer.echo(f"warning: {message}", err=True)
 
 
 def readable_type(param: Any) -> None:
@@ -116,48 +89,6 @@ def readable_type(param: Any) -> None:
         param.display_type_rich = lambda ctx: label
 
 
-def command_class(aliases: Mapping[str, str]) -> type[CrystalCommand]:
-    """:class:`CrystalCommand` with these deprecated spellings."""
-    if not aliases:
-        return CrystalCommand
-    return type("CrystalCommandWithAliases", (CrystalCommand,), {"aliases": dict(aliases)})
-
-
-def deprecated(**old_to_new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Declare old spellings of a command's options (keyword: the old spelling with ``-``
-    as ``_``, leading dashes dropped; value: the current spelling)::
-
-        @deprecated(out_dir="--out")   # --out-dir X works, with a notice, as --out X
-    """
-
-    def mark(function: Callable[..., Any]) -> Callable[..., Any]:
-        aliases = dict(getattr(function, DEPRECATED_ALIASES, {}))
-        aliases.update({"--" + old.replace("_", "-"): new for old, new in old_to_new.items()})
-        setattr(function, DEPRECATED_ALIASES, aliases)
-        return function
-
-    return mark
-
-
-def deprecated_command(old: str, new: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """An old name of a command: the same command, hidden from ``--help``, that prints
-    one ``warning: OLD is deprecated; use NEW`` line on stderr before it runs::
-
-        ablate_alias = deprecated_command("crystal ablate", "crystal validate ablate")(ablate)
-    """
-
-    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            _warn_deprecated(f"{old} is deprecated; use {new}")
-            return function(*args, **kwargs)
-
-        setattr(wrapper, HIDDEN_COMMAND, True)
-        return wrapper
-
-    return wrap
-
-
 class CrystalGroup(TyperGroup):
     """A typer group whose ``--help`` has no type column (like :class:`CrystalCommand`)."""
 
@@ -170,21 +101,12 @@ class CrystalGroup(TyperGroup):
 
 
 class CrystalTyper(typer.Typer):
-    """``typer.Typer`` whose commands are :class:`CrystalCommand` (with the function's
-    deprecated spellings)."""
+    """``typer.Typer`` whose commands are :class:`CrystalCommand`."""
 
     def command(self, name: str | None = None, **settings: Any) -> Any:
         """Register a command, as ``typer.Typer.command`` does."""
-        register = super().command
-
-        def decorator(function: Callable[..., Any]) -> Callable[..., Any]:
-            cls = settings.pop("cls", None) or command_class(
-                getattr(function, DEPRECATED_ALIASES, {})
-            )
-            settings.setdefault("hidden", getattr(function, HIDDEN_COMMAND, False))
-            return register(name, cls=cls, **settings)(function)
-
-        return decorator
+        settings.setdefault("cls", CrystalCommand)
+        return super().command(name, **settings)
 
 
 def new_app(**settings: Any) -> Any:

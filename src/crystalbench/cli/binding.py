@@ -2,7 +2,7 @@
 
 A command declares its config model and its :class:`~crystalbench.cli.flags.Flag` list;
 :func:`configured` gives it one typer option per flag (default: the config's own default,
-shown by ``--help``), a ``--config FILE`` option, and the deprecated spellings; when it
+shown by ``--help``), and a ``--config FILE`` option; when it
 runs, the flags the user typed, the file and the environment variables the model
 documents are merged by :func:`crystalbench.config.loader.build_config`, and the command
 receives the validated config. A bad value is an ``InputError`` naming the field and the
@@ -21,14 +21,14 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 from pydantic import BaseModel
 
-from crystalbench.cli.apps import DEPRECATED_ALIASES, SPELLINGS_META
+from crystalbench.cli.apps import SPELLINGS_META
 from crystalbench.cli.flags import Flag
 
 __all__ = ["CONFIG_PARAM", "SET_PARAM", "configured", "field_default", "field_info"]
@@ -47,7 +47,6 @@ def configured(
     into: str = "config",
     config_at: str | None = "",
     config_help: str | None = None,
-    deprecated_files: Mapping[str, str] | None = None,
     config_file: Callable[[str], Path] | None = None,
     config_required: bool = False,
     set_option: bool = False,
@@ -62,9 +61,6 @@ def configured(
         config_at: Where a ``--config`` file's fields go in ``model`` (``""``: the whole
             model; ``"scoring"``: its ``scoring`` part); ``None``: no ``--config``.
         config_help: ``--help`` text of ``--config``.
-        deprecated_files: Old options that named a file for a part of the config
-            (``{"--score-config": "scoring"}``): hidden, read under ``--config``, with a
-            one-line notice.
         config_file: Turns the text given to ``--config`` into the file to read (e.g.
             ``recipe:NAME`` into a bundled file); default: the text is the path.
         config_required: ``--config`` must be given (the file holds required fields).
@@ -86,8 +82,6 @@ def configured(
             added.append(_config_parameter(model, config_help, config_file, config_required))
         if set_option:
             added.append(_set_parameter())
-        old_files = dict(deprecated_files or {})
-        added += [_old_file_parameter(spelling) for spelling in old_files]
         context = inspect.Parameter(
             _CONTEXT_PARAM, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
         )
@@ -104,12 +98,6 @@ def configured(
             given = _set_values(kwargs.pop(SET_PARAM, None), config_at or "")
             given.update(_given(ctx, flags, kwargs))
             files: list[tuple[Path, str]] = []
-            for spelling, at in old_files.items():
-                old = kwargs.pop(_old_file_param(spelling))
-                if old is not None:
-                    where = f"a {at}: section in --config" if at else "--config"
-                    typer.echo(f"warning: {spelling} is deprecated; use {where}", err=True)
-                    files.append((old, at))
             if path is not None:
                 files.append((path, config_at or ""))
             config = build_config(model, files=files, flags=given, hints=hints)
@@ -120,21 +108,9 @@ def configured(
             parameters=parameters, return_annotation=signature.return_annotation
         )
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-        aliases = dict(getattr(command, DEPRECATED_ALIASES, {}))
-        for flag in flags:
-            aliases.update({old: _alias_target(flag, old) for old in flag.deprecated})
-        setattr(wrapper, DEPRECATED_ALIASES, aliases)
         return wrapper
 
     return decorate
-
-
-def _alias_target(flag: Flag, old: str) -> str:
-    """The current spelling an old one stands for (``--no-x`` -> a pair's off spelling)."""
-    pair = flag.on_off
-    if pair is not None and pair[1] and old.startswith("--no-"):
-        return pair[1][0]
-    return flag.spellings[0]
 
 
 def _given(ctx: Any, flags: Sequence[Flag], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -315,17 +291,3 @@ def _set_values(pairs: Sequence[str] | None, at: str) -> dict[str, Any]:
             raise InputError(f"{text!r} is not a YAML value", field=f"--set {key}") from None
         found[f"{at}.{key}" if at else key] = Given(value, "--set", text=pair)
     return found
-
-
-def _old_file_param(spelling: str) -> str:
-    return "deprecated_" + spelling.lstrip("-").replace("-", "_")
-
-
-def _old_file_parameter(spelling: str) -> inspect.Parameter:
-    option = typer.Option(spelling, metavar="FILE", hidden=True)
-    return inspect.Parameter(
-        _old_file_param(spelling),
-        inspect.Parameter.KEYWORD_ONLY,
-        default=None,
-        annotation=Annotated[Optional[Path], option],  # noqa: UP045
-    )

@@ -20,7 +20,6 @@ COMMANDS: dict[str, str] = {
     "train": "crystalbench.cli.train:train",
     "train-sweep": "crystalbench.cli.train:train_sweep",
     "train-recipes": "crystalbench.cli.train:train_recipes",
-    "ablate": "crystalbench.cli.validate:ablate_alias",  # hidden: crystal validate ablate
     "version": "crystalbench.cli.version:version",
 }
 """Top-level commands: ``name -> module:function``, in ``crystal --help`` order."""

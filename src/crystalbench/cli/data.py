@@ -101,7 +101,6 @@ BUILD_FLAGS: tuple[Flag, ...] = (
         ("--lenient/--strict",),
         "Skip malformed rows (listed in build.json) instead of stopping",
         kind=bool,
-        deprecated=("--no-lenient",),
     ),
 )
 """The options of ``crystal data build`` (one :class:`BuildSpec` field each)."""
@@ -198,13 +197,6 @@ def merge_command(
     console.print(f"merged: {record.items} items in {out}{renamed}", highlight=False)
 
 
-OldBenchmarkArgument = Annotated[
-    Optional[str],  # noqa: UP045
-    typer.Argument(metavar="BENCHMARK", hidden=True, show_default=False),
-]
-"""The benchmark as a positional argument: the old spelling, kept for a release."""
-
-
 @data_app.command("sample")
 @handle_errors
 def sample_command(
@@ -261,12 +253,11 @@ def stats_command(
         str, typer.Option(metavar="SPLIT", help="Hub split of a hub benchmark")
     ] = HUB_SPLIT,
     out: JsonOut = None,
-    old_spec: OldBenchmarkArgument = None,
 ) -> None:
     """Counts by source, answer type and options; steps per item and difficulty tiers."""
     from crystalbench.sources import load_items, summarize_items
 
-    spec = _benchmark_given(benchmark, old_spec)
+    spec = _benchmark_given(benchmark)
     stats = summarize_items(load_items(spec, split=split).items, spec)
     if out is not None:
         from crystalbench._internal.io import atomic_write_json
@@ -275,18 +266,10 @@ def stats_command(
     _print_stats(stats)
 
 
-def _benchmark_given(option: str | None, positional: str | None) -> str:
-    """``-b/--benchmark``, or the old positional spelling (with a notice)."""
+def _benchmark_given(option: str | None) -> str:
+    """``-b/--benchmark`` (required)."""
     from crystalbench.errors import InputError
 
-    if option is not None and positional is not None:
-        raise InputError("give the benchmark once, with -b/--benchmark", field="benchmark")
-    if positional is not None:
-        err_console.print(
-            "warning: the benchmark as a positional argument is deprecated; use -b/--benchmark",
-            highlight=False,
-        )
-        return positional
     if option is None:
         raise InputError("missing: give -b/--benchmark", field="benchmark")
     return option
@@ -402,7 +385,6 @@ def check_leakage_command(
     ] = 4,
     out: JsonOut = None,
     show: Annotated[int, typer.Option(min=0, metavar="N", help="Leaks to list (0: all)")] = 20,
-    old_benchmark: OldBenchmarkArgument = None,
 ) -> None:
     """Prove no training item (image hash + normalised question) is a benchmark item.
 
@@ -412,7 +394,7 @@ def check_leakage_command(
     from crystalbench.training.leakage import check_leakage
 
     pool = load_items(train, split=split)
-    bench = load_items(_benchmark_given(benchmark, old_benchmark))
+    bench = load_items(_benchmark_given(benchmark))
     with progress_hook() as hook:
         report = check_leakage(pool, bench, max_hamming=max_hamming, progress=hook)
     if out is not None:

@@ -17,7 +17,7 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,6 @@ __all__ = [
     "device_flag",
     "given_texts",
     "read_ids",
-    "rewrite_aliases",
     "split_commas",
 ]
 
@@ -54,8 +53,6 @@ class Flag:
     default_text: str | None = None
     """What ``--help`` says the default is when the field's default is ``None`` (or is not
     what the user sees, e.g. ``"$CRYSTALBENCH_CACHE_DIR or ~/.cache/crystalbench"``)."""
-    deprecated: tuple[str, ...] = ()
-    """Old spellings: hidden, still accepted for a release, with a one-line notice."""
     argument: bool = False
     """A positional argument instead of an option."""
     required: bool = False
@@ -186,55 +183,12 @@ def read_ids(value: str | None) -> list[str] | None:
     return split_commas(value)
 
 
-def rewrite_aliases(
-    args: Sequence[str],
-    aliases: Mapping[str, str],
-    takes_value: Callable[[str], bool],
-    warn: Callable[[str], None] | None = None,
-) -> list[str]:
-    """``args`` with each deprecated spelling replaced by its current one.
-
-    Option values are skipped (``takes_value(spelling)`` says which options take one),
-    ``--`` ends the options, and ``--old=value`` becomes ``--new=value``. ``warn`` is
-    called once per old spelling used.
-
-    Examples:
-        >>> rewrite_aliases(["--out-dir", "x", "--name", "--out-dir"], {"--out-dir": "--out"},
-        ...                 lambda s: s in ("--out-dir", "--out", "--name"))
-        ['--out', 'x', '--name', '--out-dir']
-    """
-    out: list[str] = []
-    warned: set[str] = set()
-    skip_next = False
-    for index, arg in enumerate(args):
-        if skip_next:
-            out.append(arg)
-            skip_next = False
-            continue
-        if arg == "--":
-            out.extend(args[index:])
-            break
-        name, eq, value = arg.partition("=")
-        if name in aliases and arg.startswith("--"):
-            new = aliases[name]
-            if warn is not None and name not in warned:
-                warned.add(name)
-                warn(f"{name} is deprecated; use {new}")
-            out.append(new + eq + value)
-            skip_next = not eq and takes_value(new)
-            continue
-        out.append(arg)
-        if arg.startswith("-") and not eq:
-            skip_next = takes_value(arg)
-    return out
-
-
 def given_texts(args: Sequence[str], flags: Sequence[Flag]) -> dict[str, tuple[str, str]] | None:
     """``{field: (spelling, text)}`` of the ``flags`` given in ``args`` (the last one wins,
     as when typer parses them); ``None`` when one of them lacks its value.
 
-    A quick look at a command line without typer (the ``crystal`` entry point); deprecated
-    spellings count. Boolean pairs give ``"true"`` or ``"false"``.
+    A quick look at a command line without typer (the ``crystal`` entry point). Boolean
+    pairs give ``"true"`` or ``"false"``.
 
     Examples:
         >>> cache = Flag("use_cache", ("--cache/--no-cache",), "Cache", kind=bool)
@@ -248,7 +202,7 @@ def given_texts(args: Sequence[str], flags: Sequence[Flag]) -> dict[str, tuple[s
             by_spelling.update({s: (flag, "true") for s in pair[0]})
             by_spelling.update({s: (flag, "false") for s in pair[1]})
             continue
-        for spelling in (*flag.spellings, *flag.deprecated):
+        for spelling in flag.spellings:
             by_spelling[spelling] = (flag, None)
     found: dict[str, tuple[str, str]] = {}
     for index, arg in enumerate(args):

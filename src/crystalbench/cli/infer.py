@@ -17,14 +17,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from crystalbench.cli.apps import deprecated
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import (
     OverwriteResults,
@@ -84,7 +82,6 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
         "What runs the model: openai (any OpenAI-compatible endpoint), vllm (offline) or "
         "transformers",
         metavar="[openai|vllm|transformers]",
-        deprecated=("--backend",),
         param_name="model_backend",
     ),
     Flag(
@@ -214,7 +211,6 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
         kind=int,
         metavar="N",
         default_text="vllm 1024, transformers 4",
-        deprecated=("--batch-size",),
         param_name="model_batch_size",
     ),
     Flag(
@@ -223,7 +219,6 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
         "Where a transformers model runs: cuda, cuda:1, cpu, mps",
         metavar="DEVICE",
         default_text="cuda if present",
-        deprecated=("--device",),  # infer only: in run, --device places the encoder
         param_name="model_device",
     ),
     Flag(
@@ -231,7 +226,6 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
         ("--model-dtype",),
         "Precision of a local model: auto, bfloat16, float16 or float32",
         metavar="[auto|bfloat16|float16|float32]",
-        deprecated=("--dtype",),
         param_name="model_dtype",
     ),
     Flag(
@@ -279,11 +273,11 @@ INFERENCE_FLAGS: tuple[Flag, ...] = (
 :class:`~crystalbench.inference.InferenceConfig` field each), in ``--help`` order."""
 
 RUN_FLAGS: tuple[Flag, ...] = (
-    *(replace(flag, deprecated=()) if flag.field == "device" else flag for flag in INFERENCE_FLAGS),
+    *INFERENCE_FLAGS,
     ENCODER_FLAG,
     THRESHOLD_FLAG,
     GUARD_FLAG,
-    replace(device_flag("scoring."), deprecated=("--encoder-device",)),
+    device_flag("scoring."),
     *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
 )
@@ -428,13 +422,11 @@ def infer(
 
 
 @handle_errors
-@deprecated(out_dir="--out")
 @configured(
     RunConfig,
     RUN_FLAGS,
     config_help="YAML, JSON or TOML file with InferenceConfig fields and a scoring: section "
     "(ScoreConfig fields); flags win",
-    deprecated_files={"--score-config": "scoring"},
 )
 def run(
     out: RunOut,

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from crystalbench.cli.apps import deprecated, new_app
+from crystalbench.cli.apps import new_app
 from crystalbench.cli.common import console, handle_errors
 from crystalbench.defaults import ENCODER
 
@@ -26,7 +26,6 @@ def integrations() -> None:
 
 @integrations_app.command("lmms-eval")
 @handle_errors
-@deprecated(install="--out", prompt="--prompt-file")
 def lmms_eval(
     out: Annotated[
         Path,

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.markup import escape
 
-from crystalbench.cli.apps import deprecated
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import (
     Quiet,
@@ -128,7 +127,6 @@ LEADERBOARD_FLAGS: tuple[Flag, ...] = (
         "output_format",
         ("--output-format", "-f"),
         "Table format: GitHub Markdown, CSV or booktabs LaTeX",
-        deprecated=("--format",),
     ),
     _NAMES,
     Flag(
@@ -163,7 +161,6 @@ COMPARE_FLAGS: tuple[Flag, ...] = (
         ("--same-items",),
         "Fail when the runs hold different items instead of comparing the items they share",
         kind=bool,
-        deprecated=("--strict",),
     ),
     _NAMES,
 )
@@ -260,7 +257,6 @@ def leaderboard(
 
 @handle_errors
 @configured(CompareConfig, COMPARE_FLAGS)
-@deprecated(json="--out")
 def compare(
     config: CompareConfig,
     out: Annotated[

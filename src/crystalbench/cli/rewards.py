@@ -52,7 +52,6 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
         "kind",
         ("--reward-kind",),
         "Reward kind of POST /v1/rewards when a request names none",
-        deprecated=("--kind",),
         param_name="reward_kind",
     ),
     Flag(

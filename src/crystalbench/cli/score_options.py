@@ -99,7 +99,6 @@ SCORE_FLAGS: tuple[Flag, ...] = (
         ("--input-format",),
         "What wrote the predictions: crystal, lmms-eval (--log_samples JSONL) or vlmevalkit "
         "(.xlsx/.tsv/.csv with index and prediction columns); auto detects it per file",
-        deprecated=("--format",),
     ),
     ENCODER_FLAG,
     THRESHOLD_FLAG,

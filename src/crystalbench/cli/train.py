@@ -29,7 +29,6 @@ def _train_flags(at: str = "") -> tuple[Flag, ...]:
             "Run folder: checkpoints, logs, the resolved config",
             metavar="FOLDER",
             default_text="the config's output_dir",
-            deprecated=("--output-dir",),
             param_name="out",
         ),
         Flag(

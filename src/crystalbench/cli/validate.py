@@ -3,8 +3,7 @@ against other encoders and thresholds (ablate).
 
 Thin shells over :mod:`crystalbench.validation.jobs`: each command's options are one config
 (:class:`~crystalbench.validation.jobs.SamplePairsConfig`, ``AgreementConfig``,
-``AblationConfig``), one library call does the work, and this module prints. The old
-top-level ``crystal ablate`` is a hidden alias of ``crystal validate ablate``.
+``AblationConfig``), one library call does the work, and this module prints.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from crystalbench.cli.apps import deprecated_command, new_app
+from crystalbench.cli.apps import new_app
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import (
     EXIT_INPUT,
@@ -100,7 +99,6 @@ AGREEMENT_FLAGS: tuple[Flag, ...] = (
         metavar="URL",
         param_name="matcher_url",
         default_text="no judge matcher",
-        deprecated=("--judge-url",),
     ),
     Flag(
         "matcher_judge.model",
@@ -109,7 +107,6 @@ AGREEMENT_FLAGS: tuple[Flag, ...] = (
         metavar="NAME",
         param_name="matcher_model",
         default_text="none",
-        deprecated=("--judge-model",),
     ),
     Flag(
         "guard",
@@ -350,10 +347,6 @@ def _print_ablation(report: Any) -> None:
         highlight=False,
         markup=False,
     )
-
-
-ablate_alias = deprecated_command("crystal ablate", "crystal validate ablate")(ablate)
-"""The old top-level ``crystal ablate``: hidden, with a one-line notice."""
 
 
 VERIFIER_FLAGS: tuple[Flag, ...] = (

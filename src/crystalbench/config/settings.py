@@ -145,10 +145,6 @@ OPENAI_NO_KEY: Final = "EMPTY"
 """The key sent when none is set (vLLM, SGLang and other local servers ignore it; the
 ``openai`` client refuses to start without one)."""
 
-INFER_API_KEY_ENV: Final = OPENAI_API_KEY_ENV
-"""Old name of :data:`OPENAI_API_KEY_ENV` (the same variable), kept for the configs that
-still import it."""
-
 JUDGE_TIMEOUT: Final = 60.0
 """Seconds one LLM-judge request may take (answer judge and judge matcher)."""
 

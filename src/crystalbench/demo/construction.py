@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from crystalbench._internal.extras import MissingExtraError, installed
-from crystalbench.config.settings import INFER_API_KEY_ENV
+from crystalbench.config.settings import OPENAI_API_KEY_ENV
 from crystalbench.defaults import OFFLINE_ENCODER
 from crystalbench.errors import CrystalbenchError, InputError
 
@@ -295,7 +295,7 @@ def run_construction_demo(
     shutil.copytree(EXAMPLES_DIR, folder / "sources", dirs_exist_ok=True)
     echo(f"# example copies of the sources, in their published layouts: {folder / 'sources'}")
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    environment.setdefault(INFER_API_KEY_ENV, "demo")  # the server needs none; clients ask
+    environment.setdefault(OPENAI_API_KEY_ENV, "demo")  # the server needs none; clients ask
     with DemoServer(port=0) as server:
         echo(
             f"# scripted models at {server.url} (to serve them yourself: crystal references "

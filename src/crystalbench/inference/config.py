@@ -33,12 +33,12 @@ from crystalbench.config.scoring import ScoreConfig, load_config_with_overrides
 from crystalbench.config.settings import (
     IMAGE_MAX_SIDE_ENV,
     INFER_ABORT_AFTER,
-    INFER_API_KEY_ENV,
     INFER_CONCURRENCY,
     INFER_FSYNC_INTERVAL,
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
+    OPENAI_API_KEY_ENV,
 )
 from crystalbench.data.loading import HUB_DATASET
 from crystalbench.errors import UnknownNameError
@@ -91,7 +91,7 @@ class InferenceConfig(BaseModel):
     base_urls: list[str] = Field(default_factory=list)
     """Endpoints ending in ``/v1``; several spread the requests over replicas
     (empty: ``$OPENAI_BASE_URL`` or the OpenAI API)."""
-    api_key_env: str = INFER_API_KEY_ENV
+    api_key_env: str = OPENAI_API_KEY_ENV
     """Environment variable holding the API key (never the key itself)."""
     concurrency: int = Field(INFER_CONCURRENCY, ge=1)
     """Requests in flight per base URL."""

@@ -35,10 +35,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from crystalbench.config.scoring import load_config_with_overrides
 from crystalbench.config.settings import (
     CACHE_DIR_ENV,
-    INFER_API_KEY_ENV,
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
     INFER_TIMEOUT,
+    OPENAI_API_KEY_ENV,
     REFERENCES_ALTERNATIVES,
     REFERENCES_CONCURRENCY,
     REFERENCES_ENCODER,
@@ -83,7 +83,7 @@ class ModelEndpoint(BaseModel):
     """OpenAI-compatible base URLs ending in ``/v1``; several are replicas of one model."""
     concurrency: int = Field(REFERENCES_CONCURRENCY, ge=1)
     """Requests in flight per base URL."""
-    api_key_env: str = INFER_API_KEY_ENV
+    api_key_env: str = OPENAI_API_KEY_ENV
     """Environment variable holding the API key (never the key itself)."""
     extra_body: dict[str, Any] | None = None
     """JSON fields added to every request (``top_k``, ``chat_template_kwargs``...)."""

@@ -56,7 +56,7 @@ class CrystalReward:
     """One TRL reward function: a named callable returning ``list[float | None]``.
 
     Args:
-        source: Scorer (in process) or reward-server client.
+        source: RewardScorer (in process) or reward-server client.
         kind: Reward kind this function returns.
         weights: Weights and CPR constants; the source's when ``None``.
         name: ``__name__`` TRL logs the reward under (``crystal_<kind>`` by default).

@@ -102,7 +102,7 @@ class ScoringEngine:
     """Scores prediction sets against a benchmark with one configuration.
 
     Configure once, then :meth:`run` sets (or :meth:`iter_results` for one set's records
-    as they come). ``crystalbench.scoring.evaluation.Scorer`` is this class.
+    as they come).
 
     Args:
         config: Scoring configuration (paper defaults).

@@ -38,15 +38,10 @@ __all__ = [
     "Aggregator",
     "ProgressHook",
     "RunResult",
-    "Scorer",
     "as_prediction_set",
     "check_ids",
     "evaluate",
 ]
-
-Scorer = ScoringEngine
-"""The scoring engine, by the name it had before it scored several sets
-(:class:`crystalbench.scoring.ScoringEngine`)."""
 
 
 def evaluate(

@@ -8,9 +8,7 @@ one option's spellings have different meanings (``-o`` bound to something other 
 there), or when one meaning is taken by parameters of different names (``--format`` meaning
 input in one command and output in another). A new option is declared here first.
 
-Old spellings are not listed: each command declares its own (hidden, with a one-line
-notice) next to the option that replaced it (:class:`crystalbench.cli.flags.Flag`,
-:func:`crystalbench.cli.apps.deprecated`).
+No option is hidden and no old spelling is kept (0.1.0 was never published).
 """
 
 from __future__ import annotations
@@ -203,9 +201,3 @@ MEANINGS: dict[str, str] = {
 }
 """Every option spelling of a ``crystal`` command -> what it means (the spellings of one
 option share one text; ``--help`` is click's own)."""
-
-HIDDEN_OPTIONS: dict[str, str] = {
-    "--score-config": "crystal run: a ScoreConfig file; deprecated for a scoring: section",
-}
-"""Hidden options that are not plain renames (those are command aliases): the old spelling
--> why it is still there."""
