@@ -131,8 +131,8 @@ MEANINGS: dict[str, str] = {
     "--hub-config": "the hub configuration",
     "--corrections": "apply the packaged ground-truth corrections",
     "--no-corrections": "apply the packaged ground-truth corrections",
-    "--overwrite": "replace an existing item set",
-    "--no-overwrite": "replace an existing item set",
+    "--overwrite": "replace what --out holds (an item set, other runs' results)",
+    "--no-overwrite": "replace what --out holds (an item set, other runs' results)",
     "--max-hamming": "dHash bits two images may differ by and count as one",
     "--show": "how many entries to list",
     # --- servers (serve-rewards, review serve) --------------------------------------------------

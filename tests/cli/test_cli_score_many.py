@@ -145,7 +145,7 @@ def test_a_failed_set_says_its_folder_keeps_earlier_results(tmp_path):
     out = tmp_path / "board"
     assert score(f"a={SAMPLE_FILES[0]}", f"b={SAMPLE_FILES[1]}", out=out).exit_code == 0
     broken = write_jsonl(tmp_path / "broken.jsonl", ["{oops"])
-    result = score(f"a={broken}", f"b={SAMPLE_FILES[1]}", out=out)
+    result = score(f"a={broken}", f"b={SAMPLE_FILES[1]}", out=out, extra=("--overwrite",))
     assert result.exit_code == 2
     assert "(its folder keeps an earlier run's results)" in result.output
     assert (out / "a" / SUMMARY_FILE).is_file()

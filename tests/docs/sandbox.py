@@ -11,6 +11,10 @@ runs as written:
 
 Anything else an example needs, the page creates in an earlier block (a file is a block
 titled with its name), so a reader can follow along.
+
+The pages a newcomer reads first (:data:`FIRST_PAGES`: the README, the home page, getting
+started) get an empty folder instead: their commands must run as written where a reader has
+nothing yet (``crystal data sample`` writes the prediction files they score).
 """
 
 from __future__ import annotations
@@ -21,11 +25,16 @@ from pathlib import Path
 from crystalbench.data import SAMPLE_DIR
 
 PREDICTIONS = SAMPLE_DIR / "predictions"
+FIRST_PAGES = ("README.md", "docs/index.md", "docs/getting-started.md")
+"""The pages whose examples run in an empty folder (paths in the repository)."""
 
 
-def make_sandbox(folder: Path) -> Path:
-    """Lay out the files every page may name in ``folder`` (created) and return it."""
+def make_sandbox(folder: Path, *, empty: bool = False) -> Path:
+    """Lay out the files every page may name in ``folder`` (created) and return it;
+    ``empty``: nothing (a first page's folder)."""
     folder.mkdir(parents=True, exist_ok=True)
+    if empty:
+        return folder
     shutil.copyfile(PREDICTIONS / "terse-precise.jsonl", folder / "preds.jsonl")
     runs = folder / "runs"
     runs.mkdir()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from doc_examples import Block, read_blocks, run_python, run_shell, shell_environment
-from sandbox import make_sandbox
+from sandbox import FIRST_PAGES, make_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -94,7 +94,8 @@ def test_example(
     if block.needs is not None:
         pytest.skip(f"{block.where}: {block.needs}")
     if page not in page_runs:
-        folder = make_sandbox(tmp_path_factory.mktemp(page.stem))
+        empty = page.relative_to(ROOT).as_posix() in FIRST_PAGES
+        folder = make_sandbox(tmp_path_factory.mktemp(page.stem), empty=empty)
         env = shell_environment()
         page_runs[page] = PageRun(blocks, folder, env)
     page_runs[page].run_through(index)

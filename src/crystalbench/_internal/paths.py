@@ -21,7 +21,15 @@ from pathlib import Path
 from crystalbench.config.settings import CACHE_DIR_ENV
 from crystalbench.errors import InputError
 
-__all__ = ["LOCAL_SUFFIXES", "default_cache_dir", "local_path", "local_path_reason"]
+__all__ = [
+    "LOCAL_SUFFIXES",
+    "close_names",
+    "default_cache_dir",
+    "local_path",
+    "local_path_reason",
+    "outermost_missing",
+    "remove_empty_folders",
+]
 
 LOCAL_SUFFIXES: tuple[str, ...] = (
     ".jsonl",
@@ -130,17 +138,8 @@ def local_path(
     reason = local_path_reason(text)
     if reason is None:
         return None
-    hint = ""
-    parent = path.parent
-    if parent.is_dir() and path.name:
-        try:
-            names = sorted(entry.name for entry in parent.iterdir())
-        except OSError:
-            names = []
-        close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
-        if close:
-            shown = ", ".join(repr(str(parent / name)) for name in close)
-            hint = f"; did you mean {shown}?"
+    close = close_names(path)
+    hint = f"; did you mean {', '.join(repr(str(name)) for name in close)}?" if close else ""
     raise InputError(
         (f"{what} not found: " if what else "")
         + f"no such file or folder (read as a local path: {reason}; a hub id looks like "
@@ -148,3 +147,60 @@ def local_path(
         path=text,
         field=option,
     )
+
+
+def close_names(path: Path, extra: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
+    """The paths closest to a missing ``path``: names in its folder (when it exists) and
+    ``extra`` candidates, by :func:`difflib.get_close_matches` on the names.
+
+    Examples:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "terse-precise.jsonl").write_text("")
+        >>> [p.name for p in close_names(folder / "terse-precis.jsonl")]
+        ['terse-precise.jsonl']
+    """
+    candidates: dict[str, Path] = {}
+    parent = path.parent
+    if path.name and parent.is_dir():
+        try:
+            for entry in sorted(parent.iterdir()):
+                candidates.setdefault(entry.name, parent / entry.name)
+        except OSError:
+            pass
+    for other in extra:
+        candidates.setdefault(other.name, other)
+    # A shared extension (.jsonl) makes any two names look alike: compare what precedes it.
+    suffix = path.suffix
+
+    def bare(name: str) -> str:
+        return name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+
+    by_bare: dict[str, Path] = {}
+    for name, candidate in candidates.items():
+        by_bare.setdefault(bare(name), candidate)
+    close = difflib.get_close_matches(bare(path.name), list(by_bare), n=3, cutoff=0.7)
+    return [by_bare[name] for name in close]
+
+
+def outermost_missing(folder: Path) -> Path | None:
+    """The outermost of ``folder`` and its parents that does not exist yet (``None``: it
+    exists): what ``folder.mkdir(parents=True)`` creates, and a failed start removes
+    (:func:`remove_empty_folders`)."""
+    missing = None
+    for path in (folder, *folder.parents):
+        if path.exists():
+            break
+        missing = path
+    return missing
+
+
+def remove_empty_folders(folder: Path, up_to: Path) -> None:
+    """Remove ``folder`` and its parents up to ``up_to`` included, while they are empty."""
+    for path in (folder, *folder.parents):
+        try:
+            path.rmdir()
+        except OSError:
+            return
+        if path == up_to:
+            return

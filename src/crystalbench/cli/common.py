@@ -54,6 +54,15 @@ TrackerProject = Annotated[
     ),
 ]
 """The ``--tracker-project`` option beside ``--tracker``."""
+OverwriteResults = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite/--no-overwrite",
+        help="Replace results of other predictions or another configuration at --out "
+        "(refused without it)",
+    ),
+]
+"""The ``--overwrite`` option of the commands that write results folders."""
 
 
 def check_tracker(tracker: str | None) -> None:

@@ -1,6 +1,8 @@
-"""``crystal data``: item sets from source datasets, merging, statistics, the leakage check.
+"""``crystal data``: item sets from source datasets, merging, statistics, the leakage check,
+and the bundled sample's prediction sets.
 
-Thin shells over :mod:`crystalbench.sources` and :mod:`crystalbench.training.leakage`.
+Thin shells over :mod:`crystalbench.sources`, :mod:`crystalbench.training.leakage` and
+:mod:`crystalbench.data.sample_copy`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from crystalbench.data.loading import HUB_SPLIT
 from crystalbench.sources.records import BuildSpec
 
 data_app = new_app(
-    help="Item sets from source datasets (build, merge, stats, sources) and the leakage check.",
+    help="Item sets from source datasets (build, merge, stats, sources), the leakage check, "
+    "and the sample's prediction sets to try (sample).",
     no_args_is_help=True,
 )
 
@@ -192,6 +195,45 @@ def merge_command(
         f" ({record.renamed_ids} ids gained their source/ prefix)" if record.renamed_ids else ""
     )
     console.print(f"merged: {record.items} items in {out}{renamed}", highlight=False)
+
+
+@data_app.command("sample")
+@handle_errors
+def sample_command(
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", "-o", metavar="FOLDER", help="Folder to write the prediction files into"
+        ),
+    ] = Path("runs"),
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite/--no-overwrite",
+            help="Replace files of the same names that are not the sample's",
+        ),
+    ] = False,
+    quiet: Quiet = False,
+) -> None:
+    """Write the bundled sample's five prediction sets (OUT/terse-precise.jsonl, ...) to try
+    `crystal score -b sample` on.
+
+    Each file holds one model style's predictions for the 40 items of `--benchmark sample`.
+    """
+    from crystalbench.data.sample_copy import copy_sample_predictions
+
+    written = copy_sample_predictions(out, overwrite=overwrite)
+    if quiet:
+        return
+    for path in written:
+        console.print(str(path), highlight=False, markup=False)
+    first = next(path for path in written if path.stem == "terse-precise")
+    console.print(
+        f"next: crystal score -b sample -p {first.as_posix()} -o results/my-model "
+        "--encoder minilm-offline",
+        highlight=False,
+        markup=False,
+    )
 
 
 @data_app.command("stats")

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from crystalbench.cli.common import (
+    OverwriteResults,
     Quiet,
     ShowProgress,
     console,
@@ -46,6 +47,7 @@ def demo(
     ] = False,
     progress: ShowProgress = True,
     quiet: Quiet = False,
+    overwrite: OverwriteResults = False,
 ) -> None:
     """Score the sample benchmark's model styles offline and print the paper's Table 2 columns.
 
@@ -60,10 +62,10 @@ def demo(
             echo=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
         )
         return
-    _score_demo(out or Path("crystal-demo"), encoder, report, progress and not quiet)
+    _score_demo(out or Path("crystal-demo"), encoder, report, progress and not quiet, overwrite)
 
 
-def _score_demo(out: Path, encoder: str, report: bool, progress: bool) -> None:
+def _score_demo(out: Path, encoder: str, report: bool, progress: bool, overwrite: bool) -> None:
     from crystalbench.config.scoring import ScoreConfig
     from crystalbench.data import SAMPLE_DIR, load_benchmark
     from crystalbench.scoring.job import ScoreJob, score_job
@@ -80,7 +82,7 @@ def _score_demo(out: Path, encoder: str, report: bool, progress: bool) -> None:
         f"({len(bench)} items), encoder [bold]{encoder}[/]"
     )
     with progress_hook(progress) as hook:
-        done = score_job(job, out, benchmark=bench, progress=hook)
+        done = score_job(job, out, benchmark=bench, progress=hook, overwrite=overwrite)
     rows = [(name, run.summary) for name, run in done.runs.items()]
     console.print(leaderboard_table(rows, title="CRYSTAL sample leaderboard"))
     path = None

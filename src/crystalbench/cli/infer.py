@@ -25,6 +25,7 @@ from rich.markup import escape
 
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import (
+    OverwriteResults,
     Quiet,
     ShowProgress,
     TrackerOption,
@@ -440,8 +441,11 @@ def run(
     quiet: Quiet = False,
     tracker: TrackerOption = None,
     tracker_project: TrackerProject = None,
+    overwrite: OverwriteResults = False,
 ) -> None:
-    """Infer, then score, then report, in one command (predictions resume like `infer`)."""
+    """Infer, then score, then report, in one command (predictions resume like `infer`).
+
+    OUT may hold only this run's own results: another run's are refused unless --overwrite."""
     check_tracker(tracker)
     from crystalbench.inference import run_benchmark
     from crystalbench.inference.pipeline import PREDICTIONS_FILE
@@ -454,6 +458,7 @@ def run(
             on_start=_announce,
             on_warning=_warn,
             on_inferred=_print_summary,
+            overwrite=overwrite,
         )
     except KeyboardInterrupt:
         raise _interrupted(out / PREDICTIONS_FILE) from None

@@ -15,6 +15,7 @@ import typer
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import (
     EXIT_INPUT,
+    OverwriteResults,
     Quiet,
     ShowProgress,
     TrackerOption,
@@ -69,10 +70,14 @@ def score(
     quiet: Quiet = False,
     tracker: TrackerOption = None,
     tracker_project: TrackerProject = None,
+    overwrite: OverwriteResults = False,
 ) -> None:
     """Score a model's predictions: writes OUT/examples.jsonl and OUT/summary.json.
 
     Several sets (-p A=a.jsonl -p B=b.jsonl, a folder, a glob): one encoder, OUT/NAME/ each.
+
+    OUT may hold only these predictions' results, scored the same way: anything else is
+    refused unless --overwrite.
 
     A bad set fails alone: exit code 2 once the others are scored and written.
     """
@@ -83,7 +88,9 @@ def score(
     if more:
         job = job.model_copy(update={"predictions": [*job.predictions, *more]})
     with progress_hook(progress and not quiet) as hook:
-        done = score_job(job, out, encoder=taken_encoder(job.scoring), progress=hook)
+        done = score_job(
+            job, out, encoder=taken_encoder(job.scoring), progress=hook, overwrite=overwrite
+        )
     if done.single:
         print_single(done)
     else:

@@ -157,6 +157,31 @@ def _check_size(text: str, field: str, where: _Where, limits: InputLimits) -> No
         )
 
 
+def _missing_hint(path: Path) -> str:
+    """What a mistyped predictions path may have meant: the closest names in its folder,
+    else the bundled sample's files (``crystal data sample`` writes them).
+
+    Examples:
+        >>> hint = _missing_hint(Path("no-such-folder/terse-precis.jsonl"))
+        >>> hint.startswith("; did you mean the sample's terse-precise.jsonl?")
+        True
+        >>> "`crystal data sample -o no-such-folder`" in hint
+        True
+    """
+    from crystalbench._internal.paths import close_names
+    from crystalbench.data.sample_copy import sample_prediction_files
+
+    close = close_names(path)
+    if close:
+        return f"; did you mean {', '.join(repr(str(name)) for name in close)}?"
+    folder = path.parent.as_posix() if str(path.parent) not in ("", ".") else "runs"
+    write = f"`crystal data sample -o {folder}` writes the sample's prediction sets there"
+    styles = close_names(Path(path.name), sample_prediction_files())
+    if styles:
+        return f"; did you mean the sample's {styles[0].name}? {write}"
+    return f" (to try the bundled sample: {write})"
+
+
 def load_predictions(
     path: str | Path, *, lenient: bool = False, limits: InputLimits | None = None
 ) -> PredictionSet:
@@ -186,7 +211,7 @@ def load_predictions(
     limits = resolve_limits(limits)
     out = PredictionSet(source=str(path), by_id={})
     if not path.exists():
-        raise InputError("predictions not found", path=path)
+        raise InputError("predictions not found" + _missing_hint(path), path=path)
     skipped = out.problems if lenient else None
 
     def add(record: Any, item_id: str | None, where: _Where, *, check: bool = False) -> None:

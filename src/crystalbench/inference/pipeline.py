@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from crystalbench._internal.io import atomic_write_json
 from crystalbench._internal.openai_client import api_key_from_env
+from crystalbench._internal.paths import outermost_missing, remove_empty_folders
 from crystalbench.data.loading import Benchmark, load_benchmark
 from crystalbench.inference.backends import AsyncBackend, BatchBackend, build_backend
 from crystalbench.inference.config import InferenceConfig, RunConfig
@@ -202,8 +203,14 @@ def run_benchmark(
     on_start: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_inferred: Callable[[InferenceSummary], None] | None = None,
+    overwrite: bool = False,
 ) -> BenchmarkRun:
     """Infer, score and report into one results folder (what ``crystal run`` does).
+
+    The folder may hold this run's own earlier results (resumed); results of other
+    predictions or another scoring configuration are refused before any request is sent
+    (:func:`crystalbench.scoring.results.check_results_folder`), unless ``overwrite``. A run
+    that fails before it wrote anything leaves no folder behind.
 
     Writes ``predictions.jsonl`` (resumed like :func:`run_inference`), ``inference.json``
     (the inference summary with its ``config``), ``examples.jsonl`` and ``summary.json``
@@ -219,6 +226,7 @@ def run_benchmark(
         on_start: See :func:`run_inference`.
         on_warning: Called with each inference warning.
         on_inferred: Called with the inference summary before scoring starts.
+        overwrite: Replace another run's results in the folder.
 
     Returns:
         The :class:`BenchmarkRun`. Items still without an answer count as missing in the
@@ -241,18 +249,28 @@ def run_benchmark(
 
     if benchmark is None:  # scoring follows: refuse an item set before any request is sent
         benchmark = load_benchmark(config.benchmark, image_root=config.image_root)
+    from crystalbench.scoring.results import check_results_folder, run_identity
+
     folder = Path(out_dir)
+    identity = run_identity(config.scoring, benchmark, folder / PREDICTIONS_FILE)
+    check_results_folder(folder, identity, overwrite=overwrite, resumed=True)
+    created = outermost_missing(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    inferred = run_inference(
-        config.inference(),
-        folder / PREDICTIONS_FILE,
-        benchmark=benchmark,
-        backend=backend,
-        manifest=folder / INFERENCE_FILE,
-        progress=progress,
-        on_start=on_start,
-        on_warning=on_warning,
-    )
+    try:
+        inferred = run_inference(
+            config.inference(),
+            folder / PREDICTIONS_FILE,
+            benchmark=benchmark,
+            backend=backend,
+            manifest=folder / INFERENCE_FILE,
+            progress=progress,
+            on_start=on_start,
+            on_warning=on_warning,
+        )
+    except BaseException:
+        if created is not None:  # only while empty: nothing was written
+            remove_empty_folders(folder, created)
+        raise
     if on_inferred is not None:
         on_inferred(inferred.summary)
     scores = score_selected(folder / PREDICTIONS_FILE, inferred.selected, folder, config.scoring)

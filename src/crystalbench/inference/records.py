@@ -23,6 +23,7 @@ The output file is an append-only log of :class:`InferenceRecord` lines.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 from collections.abc import Iterable, Sequence
@@ -33,6 +34,7 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from crystalbench._internal.io import AppendLog, AtomicJsonlWriter, MalformedJsonError, read_jsonl
+from crystalbench._internal.paths import outermost_missing, remove_empty_folders
 from crystalbench.config.settings import INFER_MAX_TOKENS, INFER_TEMPERATURE
 from crystalbench.errors import InputError
 from crystalbench.types import ParseStatus, Record
@@ -198,6 +200,7 @@ class ResultsFile:
         self.fsync_interval = fsync_interval
         self._log = AppendLog(self.path, fsync_interval=fsync_interval)
         self._lock_fd: int | None = None
+        self._created: Path | None = None
         self.appended = 0
 
     # ------------------------------------------------------------------ reading
@@ -298,6 +301,7 @@ class ResultsFile:
         """
         if self._lock_fd is not None:
             return
+        self._created = outermost_missing(self.path.parent)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lock_path = self.path.parent / f".{self.path.name}.lock"
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -320,12 +324,20 @@ class ResultsFile:
         """Release the writer lock.
 
         The (empty, hidden) lock file stays: removing it would let two later writers
-        lock two different files of the same name.
+        lock two different files of the same name. Only a run that wrote nothing (a failed
+        start: the output file does not exist) leaves nothing behind: no lock file, and no
+        folder it created.
         """
         if self._lock_fd is None:
             return
+        wrote_nothing = not self.path.exists()
+        if wrote_nothing:
+            with contextlib.suppress(OSError):
+                (self.path.parent / f".{self.path.name}.lock").unlink()
         os.close(self._lock_fd)
         self._lock_fd = None
+        if wrote_nothing and self._created is not None:
+            remove_empty_folders(self.path.parent, self._created)
 
     def open(self) -> None:
         """Open for appending (after :meth:`load`, which repairs a torn tail)."""

@@ -263,10 +263,13 @@ def import_into_review(config: ImportConfig) -> ImportSummary:
         InputError: See :func:`crystalbench.review.importing.import_path`.
     """
     from crystalbench.review.db import open_database
-    from crystalbench.review.importing import import_path
+    from crystalbench.review.importing import detect_kind, import_path
 
-    database = open_database(config.db)
+    detect_kind(Path(config.source).expanduser())  # a missing source: before any database
+    created = _new_sqlite_file(config.db)
+    database = None
     try:
+        database = open_database(config.db)
         return import_path(
             database,
             config.source,
@@ -274,8 +277,27 @@ def import_into_review(config: ImportConfig) -> ImportSummary:
             annotators=config.annotators,
             image_root=config.image_root,
         )
+    except BaseException:
+        if database is not None:
+            database.dispose()
+            database = None
+        if created is not None:  # a failed import into a new file leaves no database
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{created}{suffix}").unlink(missing_ok=True)
+        raise
     finally:
-        database.dispose()
+        if database is not None:
+            database.dispose()
+
+
+def _new_sqlite_file(db: str | Path) -> Path | None:
+    """The SQLite file ``db`` names when it does not exist yet (``None``: a URL, or a file
+    that exists)."""
+    text = str(db)
+    if "://" in text:
+        return None
+    path = Path(text).expanduser()
+    return None if path.exists() else path
 
 
 def export_review(config: ExportConfig, out: str | Path) -> int:

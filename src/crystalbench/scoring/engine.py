@@ -59,7 +59,7 @@ from crystalbench.scoring.items import (
     ReferenceChain,
     StepVectors,
 )
-from crystalbench.scoring.results import ResultsWriter
+from crystalbench.scoring.results import ResultsWriter, predictions_sha256
 from crystalbench.scoring.sets import ScoredSet
 from crystalbench.types import (
     AnswerVerdict,
@@ -272,6 +272,9 @@ class ScoringEngine:
                 "benchmark_fingerprint": benchmark.fingerprint,
                 "benchmark_items": len(benchmark),
                 "predictions": predictions.source if predictions is not None else None,
+                "predictions_sha256": (
+                    predictions_sha256(predictions.source) if predictions is not None else None
+                ),
                 "model": predictions.model if predictions is not None else None,
                 "judge": _judge_record(self.judge),
                 "answer_extraction": "rules" if self.extraction is None else "rules+model",

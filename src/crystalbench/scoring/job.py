@@ -115,8 +115,14 @@ def score_job(
     benchmark: Benchmark | None = None,
     encoder: Encoder | None = None,
     progress: ProgressHook | None = None,
+    overwrite: bool = False,
 ) -> ScoreJobResult:
     """Score every prediction set of ``job`` into ``out`` with one encoder.
+
+    ``out`` must not hold results of other predictions or another configuration
+    (:func:`crystalbench.scoring.results.check_results_folder`): scoring the same sets the
+    same way again replaces them; anything else is refused before any scoring, unless
+    ``overwrite``.
 
     Args:
         job: What to score and how.
@@ -126,6 +132,7 @@ def score_job(
         encoder: An encoder to use (e.g. one the ``crystal`` entry point started loading
             early); default: built from ``job.scoring`` (and closed at the end).
         progress: ``hook(stage, advance, total)`` for progress bars.
+        overwrite: Replace the results ``out`` holds even when they are another run's.
 
     Returns:
         The :class:`ScoreJobResult`; with several sets, those that failed are in
@@ -133,7 +140,8 @@ def score_job(
 
     Raises:
         InputError / UnknownNameError: A bad benchmark, config, or (single set) a bad
-            predictions file, naming the file, line and field.
+            predictions file, naming the file, line and field; ``out`` holds another
+            run's results (without ``overwrite``).
     """
     from crystalbench.data import load_benchmark
     from crystalbench.scoring.evaluation_many import single_predictions_path
@@ -151,8 +159,8 @@ def score_job(
         bench = benchmark or load_benchmark(job.benchmark, image_root=job.image_root)
         single = single_predictions_path(job.predictions)
         if single is not None:
-            return _score_one(job, bench, single, Path(out), encoder, progress)
-        return _score_many(job, bench, Path(out), encoder, progress)
+            return _score_one(job, bench, single, Path(out), encoder, progress, overwrite)
+        return _score_many(job, bench, Path(out), encoder, progress, overwrite)
     finally:
         close = getattr(built, "close", None)
         if close is not None:
@@ -166,12 +174,16 @@ def _score_one(
     out: Path,
     encoder: Encoder,
     progress: ProgressHook | None,
+    overwrite: bool,
 ) -> ScoreJobResult:
     from crystalbench.data.harnesses import load_predictions_as
     from crystalbench.scoring.evaluation import evaluate
+    from crystalbench.scoring.results import check_results_folder, run_identity
 
     lenient = job.scoring.lenient
     preds = load_predictions_as(path, bench, job.input_format, lenient=lenient)
+    identity = run_identity(job.scoring, bench, preds.source)
+    check_results_folder(out, identity, overwrite=overwrite)
     run = evaluate(bench, preds, job.scoring, encoder=encoder, progress=progress, out_dir=out)
     name = preds.model or path.stem
     return ScoreJobResult(
@@ -185,11 +197,14 @@ def _score_many(
     out: Path,
     encoder: Encoder,
     progress: ProgressHook | None,
+    overwrite: bool,
 ) -> ScoreJobResult:
     from crystalbench.scoring.evaluation_many import evaluate_many, resolve_prediction_args
+    from crystalbench.scoring.results import check_results_folder
 
     entries, failures = resolve_prediction_args(job.predictions)
     entries, failures = _read_harness_files(job, bench, entries, failures)
+    check_results_folder(out, _identities(job, bench, entries), overwrite=overwrite)
     many = evaluate_many(
         bench, entries, job.scoring, encoder=encoder, progress=progress, out_dir=out,
         keep_items=False,
@@ -202,6 +217,33 @@ def _score_many(
         encode_stats=many.encode_stats,
         failures=[*failures, *many.failures],
     )
+
+
+def _identities(
+    job: ScoreJob, bench: Benchmark, entries: Sequence[tuple[str, Any]]
+) -> dict[str, Any]:
+    """The run identity of each set that will get a folder (a bad or repeated name fails
+    its set later, and claims no folder)."""
+    from crystalbench.errors import InputError
+    from crystalbench.scoring.evaluation_many import check_run_name
+    from crystalbench.scoring.results import run_identity
+
+    identities: dict[str, Any] = {}
+    for name, value in entries:
+        try:
+            check_run_name(name)
+        except InputError:
+            continue
+        if name.casefold() not in {known.casefold() for known in identities}:
+            identities[name] = run_identity(job.scoring, bench, _source(value))
+    return identities
+
+
+def _source(value: Any) -> str | Path | None:
+    """The file a set comes from (a path, or a loaded set's ``source``)."""
+    if isinstance(value, (str, Path)):
+        return value
+    return getattr(value, "source", None)
 
 
 def _read_harness_files(
