@@ -4,6 +4,7 @@ scores, the ``crystal validate panel`` command, and ``validate ablate --limit``.
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -379,3 +380,23 @@ def test_crystal_validate_ablate_limit_scores_that_many_items(tmp_path, cache_di
     )
     cell = next(c for c in data["cells"] if c["threshold"] == 0.3)
     assert cell["match_f1"]["terse-precise"] == direct.summary.match_f1
+
+
+def test_the_resamples_tau_b_is_scipys_with_ties_and_constant_sides():
+    """The bootstrap's own tau-b (fast, by definition) equals scipy.stats.kendalltau on
+    random short vectors with many ties, and is NaN exactly where scipy's is."""
+    from crystalbench.validation.panel import _tau_b
+
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        size = int(rng.integers(2, 8))
+        a = rng.integers(0, 3, size).astype(float) / 2
+        b = rng.integers(0, 3, size).astype(float) / 2
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            want = stats.kendalltau(a, b, variant="b").statistic
+        got = _tau_b(a, b)
+        if np.isnan(want):
+            assert np.isnan(got), (a, b)
+        else:
+            assert got == pytest.approx(want, abs=1e-12), (a, b)

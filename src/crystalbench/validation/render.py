@@ -696,6 +696,13 @@ def _share(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
+def _p(value: float | None) -> str:
+    """A p-value: three decimals, ``<0.001`` below (a bootstrap's floor is 1 / (1 + B))."""
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
 def panel_metric_rows(report: PanelReport) -> tuple[list[str], list[list[str]]]:
     """The panel's main table: one row per model, one column per grader (the ensemble
     last), each cell the model's metric and its rank under that grader."""
@@ -724,7 +731,7 @@ def panel_agreement_rows(report: PanelReport) -> tuple[list[str], list[list[str]
             a.second,
             _num(a.kendall_tau, 2),
             _range(a.low, a.high, pct=False) if a.kendall_tau is not None else "n/a",
-            _num(a.p_value, 3),
+            _p(a.p_value),
         ]
         for a in report.agreement
     ]
@@ -744,7 +751,7 @@ def panel_gain_rows(report: PanelReport) -> tuple[list[str], list[list[str]]]:
             f"{g.treated:.3f}",
             f"{g.gain:+.3f}",
             _range(g.low, g.high, pct=False),
-            f"{g.p_value:.3f}",
+            _p(g.p_value),
             _share(g.confirmed_share),
         ]
         for g in paired.gains
