@@ -187,7 +187,8 @@ MEANINGS: dict[str, str] = {
     "--dry-run": "check the config and print the plan; train nothing",
     "--path": "print only the path of this bundled file",
     "--grid": "the values of a_w swept",
-    "--metric": "the validation metric that picks the best run",
+    "--metric": "the metric that ranks the runs (train-sweep: the validation metric that picks "
+    "the best run)",
     "--strategies": "the strategies a sweep compares",
     "--seeds": "the seeds of every configuration of a sweep",
     "--pcgrad": "the PCGrad values a sweep trains (on, off)",
@@ -206,6 +207,11 @@ MEANINGS: dict[str, str] = {
     "--decisions": "another matcher's decisions on the step pairs; repeatable",
     "--encoders": "the encoders compared, NAME or LABEL=NAME each",
     "--thresholds": "the thresholds compared",
+    "--grader": "a grader of the panel: [LABEL=]ENCODER[+GUARD|+judge][@TAU]; repeatable",
+    "--ensemble": "add the conservative ensemble min to the panel",
+    "--no-ensemble": "add the conservative ensemble min to the panel",
+    "--treated": "the paired run after training, compared with --baseline",
+    "--training-grader": "the grader the training reward used; the others are held out",
     "--default-encoder": "the encoder of the reference ranking",
     "--default-threshold": "the threshold of the reference ranking",
 }

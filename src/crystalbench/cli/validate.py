@@ -1,9 +1,9 @@
-"""``crystal validate``: check the evaluator against people (sample-pairs, agreement) and
-against other encoders and thresholds (ablate).
+"""``crystal validate``: check the evaluator against people (sample-pairs, agreement),
+against other encoders and thresholds (ablate) and against other graders (panel).
 
 Thin shells over :mod:`crystalbench.validation.jobs`: each command's options are one config
 (:class:`~crystalbench.validation.jobs.SamplePairsConfig`, ``AgreementConfig``,
-``AblationConfig``), one library call does the work, and this module prints.
+``AblationConfig``, ``PanelConfig``), one library call does the work, and this module prints.
 """
 
 from __future__ import annotations
@@ -28,11 +28,16 @@ from crystalbench.cli.common import (
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import SCORE_FLAGS
 from crystalbench.config.judging import VerifierValidationConfig
-from crystalbench.validation.jobs import AblationConfig, AgreementConfig, SamplePairsConfig
+from crystalbench.validation.jobs import (
+    AblationConfig,
+    AgreementConfig,
+    PanelConfig,
+    SamplePairsConfig,
+)
 
 validate_app = new_app(
-    help="Validate the evaluator: draw step pairs for people, measure agreement, and ablate "
-    "encoders and thresholds.",
+    help="Validate the evaluator: draw step pairs for people, measure agreement, ablate "
+    "encoders and thresholds, and score runs under a panel of graders.",
     no_args_is_help=True,
 )
 
@@ -347,6 +352,125 @@ def _print_ablation(report: Any) -> None:
         highlight=False,
         markup=False,
     )
+
+
+PANEL_FLAGS: tuple[Flag, ...] = (
+    *(flag for flag in SCORE_FLAGS if flag.field in ("benchmark", "predictions")),
+    Flag(
+        "graders",
+        ("--grader",),
+        "A grader: [LABEL=]ENCODER[+facts|+facts-strict|+judge][@TAU], e.g. mpnet-offline, "
+        "minilm-offline+facts, strict=hash@0.6 (repeatable, or comma-separated); tau "
+        "defaults to crystal-metrics' threshold of the encoder's model, else 0.35",
+        kind=list[str],
+        metavar="GRADER",
+        required=True,
+    ),
+    Flag(
+        "metric",
+        ("--metric",),
+        "Metric of the rankings, tau-b and gains (match_f1, ordered_f1, accuracy...)",
+        metavar="METRIC",
+    ),
+    Flag(
+        "ensemble",
+        ("--ensemble/--no-ensemble",),
+        "Add the conservative ensemble min (per item, the lowest value of any grader)",
+        kind=bool,
+    ),
+    Flag(
+        "baseline",
+        ("--baseline",),
+        "The paired run before training (a set's name; with --treated)",
+        metavar="NAME",
+        default_text="no paired gains",
+    ),
+    Flag(
+        "treated",
+        ("--treated",),
+        "The paired run after training (a set's name; with --baseline)",
+        metavar="NAME",
+        default_text="none",
+    ),
+    Flag(
+        "training_grader",
+        ("--training-grader",),
+        "Label of the grader the training reward used; the others are held out",
+        metavar="LABEL",
+        default_text="the first",
+    ),
+    Flag("resamples", ("--resamples",), "Bootstrap resamples (0: no tau-b intervals)", kind=int),
+    Flag("confidence", ("--confidence",), "Confidence level of the intervals", kind=float),
+    _SEED,
+    *(
+        flag
+        for flag in SCORE_FLAGS
+        if flag.field
+        in (*_ABLATION_SCORING, "scoring.matcher_judge.url", "scoring.matcher_judge.model")
+    ),
+)
+"""The options of ``crystal validate panel`` (one :class:`PanelConfig` field each; the
+scoring choices are ``crystal score``'s own flags, the judge matcher's endpoint for
+``+judge`` graders among them)."""
+
+
+@validate_app.command("panel")
+@handle_errors
+@configured(PanelConfig, PANEL_FLAGS)
+def panel(
+    out: Out, config: PanelConfig, progress: ShowProgress = True, quiet: Quiet = False
+) -> None:
+    """Score the same prediction sets under several graders and compare them.
+
+    Every model's metrics per grader, the rankings, Kendall's tau-b between the graders'
+    rankings (with a bootstrap interval over items), the conservative ensemble min, and for
+    --baseline A --treated B the gain under every grader with a paired bootstrap interval
+    and the share of the training grader's gain that the held-out graders confirm. Writes
+    OUT/panel.json and OUT/panel.md. A set that cannot be scored fails alone: exit code 2
+    once the others are written.
+    """
+    from crystalbench.validation.jobs import panel as run
+
+    with progress_hook(progress and not quiet) as hook:
+        done = run(config, out, progress=hook)
+    if not quiet:
+        _print_panel(done.report)
+        console.print(f"wrote {done.paths['json']} and {done.paths['md']}", highlight=False)
+    for failure in done.failures:
+        err_console.print(f"[bold red]failed:[/] {escape(str(failure))}", highlight=False)
+    if done.failures:
+        raise typer.Exit(EXIT_INPUT)
+
+
+def _print_panel(report: Any) -> None:
+    from rich.table import Table
+
+    from crystalbench.metrics import metric
+    from crystalbench.validation.render import (
+        panel_agreement_rows,
+        panel_gain_rows,
+        panel_metric_rows,
+    )
+
+    tables = [
+        (f"{metric(report.metric).header} per grader (rank), {report.n_items} items",
+         panel_metric_rows(report)),
+        ("Kendall's tau-b between the graders' rankings", panel_agreement_rows(report)),
+    ]  # fmt: skip
+    if report.paired is not None:
+        tables.append(
+            (f"Gain of {report.paired.treated} over {report.paired.baseline}",
+             panel_gain_rows(report))
+        )  # fmt: skip
+    for title, (header, rows) in tables:
+        table = Table(title=title)
+        for k, name in enumerate(header):
+            table.add_column(name, justify="left" if k == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+
+
 
 
 VERIFIER_FLAGS: tuple[Flag, ...] = (

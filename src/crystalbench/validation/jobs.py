@@ -1,13 +1,14 @@
-"""What ``crystal validate sample-pairs``, ``agreement`` and ``ablate`` do, as configs and one
-library function each.
+"""What ``crystal validate sample-pairs``, ``agreement``, ``ablate`` and ``panel`` do, as
+configs and one library function each.
 
 Each command's options are one config (:class:`SamplePairsConfig`,
-:class:`AgreementConfig`, :class:`AblationConfig`), built by
+:class:`AgreementConfig`, :class:`AblationConfig`, :class:`PanelConfig`), built by
 :func:`crystalbench.config.loader.build_config` from a file, ``CRYSTALBENCH_CACHE_DIR`` and
-flags. :func:`draw_pairs`, :func:`measure_agreement` and :func:`ablate` read what the config
-names, compute (:func:`~crystalbench.validation.sample_pairs`,
+flags. :func:`draw_pairs`, :func:`measure_agreement`, :func:`ablate` and :func:`panel` read
+what the config names, compute (:func:`~crystalbench.validation.sample_pairs`,
 :func:`~crystalbench.validation.compute_agreement`,
-:func:`~crystalbench.validation.run_ablation`), write, and return what the command prints.
+:func:`~crystalbench.validation.run_ablation`,
+:func:`~crystalbench.validation.panel.run_panel`), write, and return what the command prints.
 Lists of numbers (``bands``, ``thresholds``, ``grid``) may be given as ``0.2,0.35,0.5``.
 
 Examples:
@@ -16,6 +17,9 @@ Examples:
     >>> AblationConfig(benchmark="sample", predictions=["p.jsonl"], encoders="hash,h2=hash",
     ...                thresholds="0.3,0.5").encoders
     ['hash', 'h2=hash']
+    >>> PanelConfig(benchmark="sample", predictions=["p.jsonl"],
+    ...             graders=["minilm-offline,mpnet-offline", "hash@0.5"]).graders
+    ['minilm-offline', 'mpnet-offline', 'hash@0.5']
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ if TYPE_CHECKING:
     from crystalbench.validation.ablation import AblationReport
     from crystalbench.validation.agreement import AgreementReport
     from crystalbench.validation.pairs import PairSample, StepPair
+    from crystalbench.validation.panel import PanelReport
 
 __all__ = [
     "AblationConfig",
@@ -52,11 +57,14 @@ __all__ = [
     "AgreementConfig",
     "AgreementDone",
     "PairsDrawn",
+    "PanelConfig",
+    "PanelDone",
     "SamplePairsConfig",
     "ablate",
     "draw_pairs",
     "judge_matcher_decisions",
     "measure_agreement",
+    "panel",
 ]
 
 
@@ -157,6 +165,50 @@ class AblationConfig(BaseModel):
     _split = field_validator("encoders", "thresholds", mode="before")(comma_list)
     _split_guards = field_validator("guards", mode="before")(comma_list)
     _check_thresholds = field_validator("thresholds")(_increasing)
+
+
+class PanelConfig(BaseModel):
+    """What ``crystal validate panel`` scores: every prediction set under every grader
+    (:mod:`crystalbench.validation.panel`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    benchmark: str
+    """``sample``, a hub id, a ``save_to_disk`` folder, a ``.parquet`` or ``.jsonl`` file."""
+    predictions: list[str] = Field(min_length=1)
+    """Prediction sets: ``NAME=FILE``, files, folders of ``.jsonl`` files or globs."""
+    graders: list[str] = Field(min_length=1)
+    """Graders, each ``[LABEL=]ENCODER[+facts|+facts-strict|+judge][@TAU]``
+    (:func:`~crystalbench.validation.panel.parse_graders`); comma-separated parts split."""
+    metric: str = "match_f1"
+    """The metric of the rankings, tau-b and gains (a key of
+    :data:`crystalbench.metrics.METRIC`)."""
+    ensemble: bool = True
+    """Add the conservative ensemble ``min`` (per item, the lowest value of any grader)."""
+    baseline: str | None = None
+    """The paired baseline set's name (with ``treated``): the run before training."""
+    treated: str | None = None
+    """The paired treated set's name: the run after training."""
+    training_grader: str | None = None
+    """The grader of the training reward (``None``: the first); the others are held out."""
+    resamples: int = Field(VALIDATION_BOOTSTRAP_RESAMPLES, ge=0)
+    """Bootstrap resamples of every interval (0: no tau-b intervals)."""
+    confidence: float = Field(VALIDATION_CONFIDENCE, ge=0.5, le=0.999)
+    """Confidence level of every interval."""
+    seed: int = VALIDATION_SEED
+    """Seed of every resampling, recorded in the output."""
+    scoring: ScoreConfig = Field(default_factory=ScoreConfig)
+    """Every other scoring choice (alpha, order, compat, items, cache, the judge matcher's
+    endpoint...); its encoder, threshold, guard and matcher are set per grader."""
+
+    @field_validator("graders", mode="before")
+    @classmethod
+    def _split_graders(cls, value: Any) -> Any:
+        """``--grader a,b --grader c`` and ``graders: "a,b"`` both give ``[a, b, c]``."""
+        texts = [value] if isinstance(value, str) else value
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return value
+        return [part.strip() for text in texts for part in text.split(",") if part.strip()]
 
 
 # --------------------------------------------------------------------------- the functions
@@ -320,3 +372,60 @@ def ablate(
     failures = [str(failure) for failure in failed] + list(report.failures)
     report = report.model_copy(update={"failures": failures})
     return AblationDone(report, write_ablation(report, out), failures)
+
+
+@dataclass
+class PanelDone:
+    """What :func:`panel` computed and wrote."""
+
+    report: PanelReport
+    """Every grader's metrics, the rankings, tau-b, the paired gains (``failures``
+    included)."""
+    paths: dict[str, Path]
+    """``json`` and ``md``: the files written."""
+    failures: list[str] = field(default_factory=list)
+    """The prediction sets that could not be scored (also in ``report.failures``)."""
+
+
+def panel(
+    config: PanelConfig,
+    out: str | Path,
+    *,
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> PanelDone:
+    """Score every prediction set under every grader and write ``panel.json`` and
+    ``panel.md`` into ``out``.
+
+    Every grader is one scoring pass of the engine
+    (:func:`~crystalbench.validation.panel.score_graders`); a set that cannot be read or
+    scored fails alone (:attr:`PanelDone.failures`).
+
+    Raises:
+        InputError: A bad benchmark, grader, metric, baseline or treated name, or no set
+            could be scored.
+    """
+    from crystalbench.data import load_benchmark
+    from crystalbench.scoring.evaluation_many import resolve_prediction_args
+    from crystalbench.validation.panel import parse_graders, run_panel
+    from crystalbench.validation.render import write_panel
+
+    graders = parse_graders(config.graders)
+    entries, failed = resolve_prediction_args(config.predictions)
+    report = run_panel(
+        load_benchmark(config.benchmark),
+        [(name, path) for name, path in entries],
+        graders,
+        config=config.scoring,
+        metric=config.metric,
+        ensemble=config.ensemble,
+        baseline=config.baseline,
+        treated=config.treated,
+        training_grader=config.training_grader,
+        confidence=config.confidence,
+        n_resamples=config.resamples,
+        seed=config.seed,
+        progress=progress,
+    )
+    failures = [str(failure) for failure in failed] + list(report.failures)
+    report = report.model_copy(update={"failures": failures})
+    return PanelDone(report, write_panel(report, out), failures)

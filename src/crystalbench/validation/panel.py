@@ -418,6 +418,27 @@ def _kendall(a: np.ndarray, b: np.ndarray) -> tuple[float | None, float | None]:
     return (tau if math.isfinite(tau) else None), (p if math.isfinite(p) else None)
 
 
+def _tau_b(a: np.ndarray, b: np.ndarray) -> float:
+    """Kendall's tau-b of two short vectors, by its definition over every pair: (concordant -
+    discordant) / sqrt(pairs not tied in a * pairs not tied in b); NaN when a side is
+    constant. The same number as :func:`scipy.stats.kendalltau` (``variant="b"``; the tests
+    check it), without its per-call cost, which dominated thousands of resamples.
+
+    Examples:
+        >>> _tau_b(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+        0.3333333333333333
+        >>> _tau_b(np.array([1.0, 1.0]), np.array([1.0, 2.0]))
+        nan
+    """
+    upper = np.triu_indices(a.size, k=1)
+    sign_a = np.sign(a[:, None] - a[None, :])[upper]
+    sign_b = np.sign(b[:, None] - b[None, :])[upper]
+    untied = float(np.count_nonzero(sign_a)) * float(np.count_nonzero(sign_b))
+    if untied == 0.0:
+        return math.nan
+    return float((sign_a * sign_b).sum() / math.sqrt(untied))
+
+
 def rank_agreement(
     first: str,
     second: str,
@@ -444,8 +465,7 @@ def rank_agreement(
     tau, p = _kendall(values_a.mean(axis=1), values_b.mean(axis=1))
 
     def statistic(index: np.ndarray) -> float:
-        value, _ = _kendall(values_a[:, index].mean(axis=1), values_b[:, index].mean(axis=1))
-        return math.nan if value is None else value
+        return _tau_b(values_a[:, index].mean(axis=1), values_b[:, index].mean(axis=1))
 
     interval = None
     if values_a.shape[0] >= 2:

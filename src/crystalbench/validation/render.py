@@ -1,8 +1,8 @@
 """Rendering of the validation results: Markdown, CSV, LaTeX and self-contained HTML pages.
 
-Rendering only: every number comes from an :class:`~.agreement.AgreementReport` or an
-:class:`~.ablation.AblationReport`. Charts are inline SVG (:mod:`.svg`); the pages load
-nothing from elsewhere.
+Rendering only: every number comes from an :class:`~.agreement.AgreementReport`, an
+:class:`~.ablation.AblationReport` or a :class:`~.panel.PanelReport`. Charts are inline SVG
+(:mod:`.svg`); the pages load nothing from elsewhere.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from crystalbench.statistics.agreement import RaterAgreement
 from crystalbench.validation import svg
 from crystalbench.validation.ablation import AblationReport
 from crystalbench.validation.agreement import AgreementReport, GroupAgreement
+from crystalbench.validation.panel import ENSEMBLE, PanelReport
 
 PAPER_TABLE3: tuple[tuple[str, int, float], ...] = (
     ("<0.20", 33, 1.0),
@@ -685,4 +686,174 @@ def write_ablation(report: AblationReport, out_dir: str | Path) -> dict[str, Pat
     for name in ("ablation_f1", "ablation_kendall"):
         paths[name] = folder / f"{name}.svg"
         atomic_write_text(paths[name], charts[name] + "\n")
+    return paths
+
+
+# --------------------------------------------------------------------------- the grader panel
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
+def _p(value: float | None) -> str:
+    """A p-value: three decimals, ``<0.001`` below (a bootstrap's floor is 1 / (1 + B))."""
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def panel_metric_rows(report: PanelReport) -> tuple[list[str], list[list[str]]]:
+    """The panel's main table: one row per model, one column per grader (the ensemble
+    last), each cell the model's metric and its rank under that grader."""
+    spec = metric_by_key(report.metric)
+    labels = [g.label for g in report.graders]
+    rows = [
+        [
+            model,
+            *[
+                f"{format_value(report.metrics[g][model][report.metric], spec.number_format)} "
+                f"({report.rankings[g].index(model) + 1})"
+                for g in labels
+            ],
+        ]
+        for model in report.models
+    ]
+    return ["Model", *labels], rows
+
+
+def panel_agreement_rows(report: PanelReport) -> tuple[list[str], list[list[str]]]:
+    """Kendall's tau-b of every two graders' rankings, with its interval over items."""
+    pct = f"{100 * report.confidence:g}"
+    rows = [
+        [
+            a.first,
+            a.second,
+            _num(a.kendall_tau, 2),
+            _range(a.low, a.high, pct=False) if a.kendall_tau is not None else "n/a",
+            _p(a.p_value),
+        ]
+        for a in report.agreement
+    ]
+    return ["Grader", "Grader", "Kendall tau-b", f"{pct}% interval (items)", "p"], rows
+
+
+def panel_gain_rows(report: PanelReport) -> tuple[list[str], list[list[str]]]:
+    """The treated run's gain over the baseline under every grader (paired runs only)."""
+    paired = report.paired
+    if paired is None:
+        return [], []
+    pct = f"{100 * report.confidence:g}"
+    rows = [
+        [
+            g.grader + (" (training)" if g.grader == paired.training_grader else ""),
+            f"{g.baseline:.3f}",
+            f"{g.treated:.3f}",
+            f"{g.gain:+.3f}",
+            _range(g.low, g.high, pct=False),
+            _p(g.p_value),
+            _share(g.confirmed_share),
+        ]
+        for g in paired.gains
+    ]
+    header = [
+        "Grader",
+        paired.baseline,
+        paired.treated,
+        "Gain",
+        f"{pct}% interval (paired)",
+        "p",
+        "Share of the training gain",
+    ]
+    return header, rows
+
+
+def panel_markdown(report: PanelReport) -> str:
+    """Every model's metric per grader with ranks, tau-b between the graders, the paired
+    gains and what each grader cost."""
+    spec = metric_by_key(report.metric)
+    n_graders = sum(1 for g in report.graders if g.encoder != ENSEMBLE)
+    lines = [
+        "# Grader panel",
+        "",
+        f"{n_graders} graders x {len(report.models)} models on {report.benchmark} "
+        f"({report.n_items} items); rankings, tau-b and gains by {spec.header}. Intervals: "
+        f"{100 * report.confidence:g}% percentile bootstrap over items, {report.n_resamples} "
+        f"resamples, seed {report.seed}."
+        + (
+            " `min` is the conservative ensemble: per item, the lowest value any grader gives."
+            if any(g.encoder == ENSEMBLE for g in report.graders)
+            else ""
+        ),
+        "",
+        f"## {spec.header} per grader (rank)",
+        "",
+        *_md_table(*panel_metric_rows(report)),
+        "",
+        "## Agreement of the rankings",
+        "",
+        *_md_table(*panel_agreement_rows(report)),
+    ]
+    if report.paired is not None:
+        paired = report.paired
+        held = _share(paired.held_out_share)
+        lines += [
+            "",
+            f"## Gain of {paired.treated} over {paired.baseline}",
+            "",
+            *_md_table(*panel_gain_rows(report)),
+            "",
+            f"Training grader: {paired.training_grader}. Every held-out grader confirms at "
+            f"least {held} of its gain; {paired.n_held_out_significant} held-out grader(s) "
+            "find a gain whose interval lies above 0.",
+        ]
+    lines += ["", "## Every metric per grader", ""]
+    keys = [m.key for m in METRICS]
+    formats = {m.key: m.number_format for m in METRICS}
+    for grader in report.graders:
+        lines += [f"### {grader.label}", ""]
+        lines += _md_table(
+            ["Model", *[metric_by_key(k).header for k in keys]],
+            [
+                [
+                    model,
+                    *[
+                        format_value(report.metrics[grader.label][model][k], formats[k])
+                        for k in keys
+                    ],
+                ]
+                for model in report.models
+            ],
+        )
+        lines.append("")
+    lines += ["## Graders", ""]
+    lines += _md_table(
+        ["Grader", "Encoder", "Identity", "tau", "Guard", "Matcher", "Encoded", "From cache", "s"],
+        [
+            [
+                g.label,
+                g.encoder,
+                g.identity,
+                "-" if g.threshold is None else f"{g.threshold:g}",
+                g.guard,
+                g.matcher,
+                str(g.encoded),
+                str(g.cache_hits),
+                f"{g.seconds:.1f}",
+            ]
+            for g in report.graders
+        ],
+    )
+    if report.failures:
+        lines += ["", "Prediction sets that failed: " + "; ".join(report.failures)]
+    return "\n".join(lines) + "\n"
+
+
+def write_panel(report: PanelReport, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``panel.json`` and ``panel.md``."""
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {kind: folder / f"panel.{kind}" for kind in ("json", "md")}
+    atomic_write_json(paths["json"], report.model_dump(mode="json"))
+    atomic_write_text(paths["md"], panel_markdown(report))
     return paths
