@@ -53,6 +53,7 @@ from crystalbench.scoring.filters.guard.facts import StepFacts, step_facts
 from crystalbench.scoring.filters.guard.guard import (
     FactGuard,
     build_guard,
+    veto_copied_steps,
     veto_whole_steps,
     without_vetoed,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "VetoReason",
     "build_guard",
     "step_facts",
+    "veto_copied_steps",
     "veto_whole_steps",
     "without_vetoed",
 ]
