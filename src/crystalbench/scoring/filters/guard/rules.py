@@ -705,19 +705,26 @@ def computation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
         True
         >>> computation_clash(f("The area is 4 x 3 = 12."), f("The area is 80 - 12 = 68.")) is None
         True
+        >>> computation_clash(f("So 6 + 4 = 10 and 5 + 3 = 8."), f("So 6 + 4 = 10 and 5 + 3 = 8.")) is None
+        True
     """
     left, right = computations(pred), computations(ref)
     if not left or not right:
         return None
     if pred.identifiers != ref.identifiers or not about_the_same(pred, ref, shared_values=True):
         return None
-    for a in left:
-        for b in right:
+
+    def alone(a: Computation, b: Computation) -> list[Quantity]:
+        return [q for q in a.values if not any(quantities_agree(q, o) for o in b.values)]
+
+    # a computation the other step also writes (its values all found there) is stated there
+    unstated_left = [a for a in left if all(alone(a, b) for b in right)]
+    unstated_right = [b for b in right if all(alone(b, a) for a in left)]
+    for a in unstated_left:
+        for b in unstated_right:
             if a.operators != b.operators:
                 continue
-            alone_a = [q for q in a.values if not any(quantities_agree(q, o) for o in b.values)]
-            alone_b = [q for q in b.values if not any(quantities_agree(q, o) for o in a.values)]
-            pairs = [(x, y) for x in alone_a for y in alone_b if _same_quantity(x, y)]
+            pairs = [(x, y) for x in alone(a, b) for y in alone(b, a) if _same_quantity(x, y)]
             if pairs:
                 x, y = pairs[0]
                 return Clash("number", (x.start, x.end), (y.start, y.end))
