@@ -108,9 +108,7 @@ def _moved(text: str, rng: random.Random) -> str:
     return moved
 
 
-def changes(
-    item: BenchmarkItem, index: int, rng: random.Random
-) -> list[tuple[str, str]]:
+def changes(item: BenchmarkItem, index: int, rng: random.Random) -> list[tuple[str, str]]:
     """Every one-fact change of reference step ``index``: ``(kind, changed step)``."""
     step = item.reference_steps[index]
     text = " ".join(item.reference_steps)
@@ -198,7 +196,8 @@ def main() -> None:
     ]
     earned = {
         a["id"]: unchanged_f1(
-            len(a["steps"]), len(bench.get(a["id"]).reference_steps),
+            len(a["steps"]),
+            len(bench.get(a["id"]).reference_steps),
             len(a["steps"]) - len(a["changed"]),
         )
         for a in attacks
@@ -210,8 +209,9 @@ def main() -> None:
         "items_changed": sum(1 for a in attacks if a["changed"]),
         "steps": sum(len(a["steps"]) for a in attacks),
         "steps_changed": sum(len(a["changed"]) for a in attacks),
-        "changes_by_kind": {k: sum(c["kind"] == k for a in attacks for c in a["changed"])
-                            for k in KINDS},
+        "changes_by_kind": {
+            k: sum(c["kind"] == k for a in attacks for c in a["changed"]) for k in KINDS
+        },
         "unchanged_steps_f1": round(sum(earned.values()) / len(earned), 4),
         "guards": {},
     }
@@ -219,9 +219,11 @@ def main() -> None:
         a["id"]: {"changed": a["changed"], "unchanged_f1": round(earned[a["id"]], 4)}
         for a in attacks
     }
-    print(f"copy attack, seed {args.seed}: {record['items']} items, "
-          f"{record['steps_changed']} of {record['steps']} steps changed "
-          f"{record['changes_by_kind']}; unchanged steps alone: {record['unchanged_steps_f1']}")
+    print(
+        f"copy attack, seed {args.seed}: {record['items']} items, "
+        f"{record['steps_changed']} of {record['steps']} steps changed "
+        f"{record['changes_by_kind']}; unchanged steps alone: {record['unchanged_steps_f1']}"
+    )
     for guard in GUARDS:
         run = score(bench, preds, encoder, args.encoder, guard)
         by_kind = {}
@@ -241,24 +243,27 @@ def main() -> None:
             "gap_to_unchanged": round(summary.match_f1 - record["unchanged_steps_f1"], 4),
             "ordered_f1": round(summary.ordered_f1, 4),
             "vetoed_pairs": summary.n_vetoed_pairs,
-            "step_vetoes": sum(
-                1 for r in run.items for v in r.vetoed or () if v.scope == "step"
-            ),
+            "step_vetoes": sum(1 for r in run.items for v in r.vetoed or () if v.scope == "step"),
             "by_kind": by_kind,
         }
-        print(f"  {guard:12s} Match F1 {summary.match_f1:.4f} (gap "
-              f"{record['guards'][guard]['gap_to_unchanged']:+.4f}), vetoes "
-              f"{summary.n_vetoed_pairs}, by kind "
-              + ", ".join(f"{k} {v['match_f1']:.3f}/{v['unchanged_f1']:.3f}"
-                          for k, v in by_kind.items()))
+        print(
+            f"  {guard:12s} Match F1 {summary.match_f1:.4f} (gap "
+            f"{record['guards'][guard]['gap_to_unchanged']:+.4f}), vetoes "
+            f"{summary.n_vetoed_pairs}, by kind "
+            + ", ".join(
+                f"{k} {v['match_f1']:.3f}/{v['unchanged_f1']:.3f}" for k, v in by_kind.items()
+            )
+        )
     record["per_item"] = per_item
 
     example = bench.subset(ids=["plotqa-01"])
     guess = [Prediction(id="plotqa-01", reasoning_steps=ISSUE_EXAMPLE, answer="9,250")]
     record["issue_example"] = {
         "unchanged_f1": round(unchanged_f1(7, 10, 2), 4),
-        **{g: round(score(example, guess, encoder, args.encoder, g).summary.match_f1, 4)
-           for g in GUARDS},
+        **{
+            g: round(score(example, guess, encoder, args.encoder, g).summary.match_f1, 4)
+            for g in GUARDS
+        },
     }
     print(f"  issue 30's plotqa-01 example: {record['issue_example']}")
 
@@ -267,14 +272,19 @@ def main() -> None:
         style_preds = load_predictions(path)
         rows = {g: score(bench, style_preds, encoder, args.encoder, g).summary for g in GUARDS}
         styles[path.stem] = {
-            g: {"match_f1": round(s.match_f1, 4), "ordered_f1": round(s.ordered_f1, 4),
-                "vetoed_pairs": s.n_vetoed_pairs}
+            g: {
+                "match_f1": round(s.match_f1, 4),
+                "ordered_f1": round(s.ordered_f1, 4),
+                "vetoed_pairs": s.n_vetoed_pairs,
+            }
             for g, s in rows.items()
         }
         moved = max(abs(rows[g].match_f1 - rows["none"].match_f1) for g in GUARDS)
         styles[path.stem]["largest_move"] = round(moved, 4)
-        print(f"  style {path.stem:28s} " + "  ".join(
-            f"{g} {s.match_f1:.4f}/{s.ordered_f1:.4f}" for g, s in rows.items()))
+        print(
+            f"  style {path.stem:28s} "
+            + "  ".join(f"{g} {s.match_f1:.4f}/{s.ordered_f1:.4f}" for g, s in rows.items())
+        )
     record["sample_styles"] = styles
     record.update(
         command=" ".join(["python", "benchmarks/copy_attack.py", *sys.argv[1:]]),

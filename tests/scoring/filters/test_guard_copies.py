@@ -133,7 +133,7 @@ def test_paraphrases_in_one_slot_are_not_wrong_facts(pred, ref):
 
 
 def test_a_copy_that_is_another_reference_step_is_kept():
-    """"Row 2 has 3 cells." copies "Row 1 has 2 cells." with its values changed, but it is
+    """ "Row 2 has 3 cells." copies "Row 1 has 2 cells." with its values changed, but it is
     the chain's own second step: a right fact, not blocked."""
     refs = ["Row 1 has 2 cells.", "Row 2 has 3 cells."]
     assert copied_with_a_wrong_fact(["Row 2 has 3 cells."], refs, FactGuard().check) == {}

@@ -150,7 +150,10 @@ class GuardFilter:
                     copies[i] = (column, None)
                     vetoes.append(
                         Veto.from_conflict(
-                            conflict, pred=i, ref=column, cosine=float(sim[i, column]),
+                            conflict,
+                            pred=i,
+                            ref=column,
+                            cosine=float(sim[i, column]),
                             scope="step",
                         )
                     )

@@ -22,10 +22,10 @@ keeps the pair. What is and is not caught is listed with each rule and in the pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from collections.abc import Set as AbstractSet
 import functools
 import re
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -657,7 +657,8 @@ def _read_computations(prepared: str, quantities: tuple[Quantity, ...]) -> tuple
                 operators.add(operator)
                 chain.append(quantity)
                 continue
-            if _BETWEEN.sub(" ", between.strip().lower()) in _EQUALS and (operators or len(chain) > 1):
+            equals = _BETWEEN.sub(" ", between.strip().lower()) in _EQUALS
+            if equals and (operators or len(chain) > 1):
                 chain.append(quantity)
                 continue
             close()
@@ -705,7 +706,8 @@ def computation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
         True
         >>> computation_clash(f("The area is 4 x 3 = 12."), f("The area is 80 - 12 = 68.")) is None
         True
-        >>> computation_clash(f("So 6 + 4 = 10 and 5 + 3 = 8."), f("So 6 + 4 = 10 and 5 + 3 = 8.")) is None
+        >>> computation_clash(f("So 6 + 4 = 10 and 5 + 3 = 8."),
+        ...                   f("So 6 + 4 = 10 and 5 + three = 8.")) is None
         True
     """
     left, right = computations(pred), computations(ref)

@@ -220,7 +220,8 @@ def slot_conflict(pred_step: str, ref_step: str) -> Conflict | None:
         >>> slot_conflict("Taking the root gives AM = sqrt(13).",
         ...               "Taking the root gives AM = sqrt(12).").reason
         'number'
-        >>> slot_conflict("The bar for Peru ends at 58.5%.", "The bar for Fiji ends at 58.5%.").reason
+        >>> slot_conflict("The bar for Peru ends at 58.5%.",
+        ...               "The bar for Fiji ends at 58.5%.").reason
         'entity'
         >>> slot_conflict("The right side is labelled 8.", "The left side is labelled 8.").reason
         'relation'
@@ -244,8 +245,10 @@ def slot_conflict(pred_step: str, ref_step: str) -> Conflict | None:
         x, y = words_a[0], words_b[0]
         if _opposed(x, y) or (x in POSITIONS and y in POSITIONS and POSITIONS[x] != POSITIONS[y]):
             return _conflict("relation", a, b, start, end_a, end_b)
-        if x in COLOUR_FAMILIES and y in COLOUR_FAMILIES and not (
-            set(COLOUR_FAMILIES[x]) & set(COLOUR_FAMILIES[y])
+        if (
+            x in COLOUR_FAMILIES
+            and y in COLOUR_FAMILIES
+            and not (set(COLOUR_FAMILIES[x]) & set(COLOUR_FAMILIES[y]))
         ):
             return _conflict("colour", a, b, start, end_a, end_b)
     if _names_a_thing(a, start, end_a) and _names_a_thing(b, start, end_b):
