@@ -258,7 +258,7 @@ class AnswerVerdict(Record):
     """Optional human-readable explanation (e.g. the judge's reason)."""
 
 
-VetoReason = Literal["number", "negation", "relation", "option", "colour"]
+VetoReason = Literal["number", "negation", "relation", "option", "colour", "entity"]
 """Why the fact guard vetoed a step pair (:mod:`crystalbench.scoring.filters.guard`):
 
 - ``number``: the two steps give different values of one quantity ("40 degrees" / "50
@@ -270,7 +270,10 @@ VetoReason = Literal["number", "negation", "relation", "option", "colour"]
   different things ("the left console is the smallest" / "the middle console is the
   smallest");
 - ``option``: the steps name different options of the item (letters or option texts);
-- ``colour``: the steps give one thing different colours.
+- ``colour``: the steps give one thing different colours;
+- ``entity``: the predicted step copies the reference step with the thing it is about
+  swapped for another ("The bar for *Peru* ends at 58.5%." / "The bar for *Fiji* ends at
+  58.5%."): another fact (:mod:`crystalbench.scoring.filters.guard.slots`).
 """
 
 VETO_REASONS: tuple[str, ...] = get_args(VetoReason)

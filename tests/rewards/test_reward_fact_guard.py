@@ -13,10 +13,12 @@ Real ``minilm-offline`` encoder on the bundled sample's reference chains (semant
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,12 +80,11 @@ def encoder():
 
 def test_copied_wording_with_wrong_numbers_stops_earning_the_step_term(attack, encoder):
     """Attack: reference wording copied with a wrong number in each numeric step, answer
-    right. Bound: facts-strict takes away at least 70 % of what cosine alone overpays (the
+    right. Bound: both guards take away at least 70 % of what cosine alone overpays (the
     mean step F1 against the share of correct steps, what an honest chain with only those
-    steps right would earn), and stays within 0.2 of that share; facts (pair vetoes) lies
-    in between. Measured (RESULTS.md): none 1.000, facts 0.890, facts-strict 0.518, correct
-    share 0.363; what still pays are the guard's known misses (years, which it reads as
-    which-thing, and symbolic values such as sqrt(101) / sqrt(100))."""
+    steps right would earn), and stay within 0.2 of that share. Measured (RESULTS.md):
+    none 1.000, correct share 0.363; before issue 30 facts 0.890 and facts-strict 0.518,
+    since (copies with a changed value blocked for the whole item) 0.363 under both."""
     items, attacks, _, correct_share = attack
     f1 = {}
     for guard in ("none", "facts", "facts-strict"):
@@ -98,9 +99,53 @@ def test_copied_wording_with_wrong_numbers_stops_earning_the_step_term(attack, e
     earned = float(np.mean(correct_share))
     assert f1["none"] > 0.95  # the hole: cosine alone pays for copied wording
     overpaid = f1["none"] - earned
-    assert f1["none"] - f1["facts-strict"] >= 0.7 * overpaid, (f1, earned)
-    assert f1["facts-strict"] <= earned + 0.2, (f1, earned)
-    assert f1["facts-strict"] < f1["facts"] < f1["none"], f1
+    for guard in ("facts", "facts-strict"):
+        assert f1["none"] - f1[guard] >= 0.7 * overpaid, (guard, f1, earned)
+        assert f1[guard] <= earned + 0.2, (guard, f1, earned)
+    assert f1["facts-strict"] <= f1["facts"] < f1["none"], f1
+
+
+def _copy_attack_module():
+    """``benchmarks/copy_attack.py``, the generator of issue 30's copy-attack set."""
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "copy_attack.py"
+    spec = importlib.util.spec_from_file_location("copy_attack", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_copied_chains_with_wrong_values_entities_or_relations_stop_paying(encoder):
+    """Attack (issue 30): every item of the sample, the reference chain copied with one to
+    three values, entities or relations changed (``benchmarks/copy_attack.py``, seed 30),
+    the answer right. Cosine alone pays the full CPR reward; under ``facts`` (the evaluation
+    guard, not only ``facts-strict``) the step term falls to within 0.05 of what the
+    unchanged steps earn, so the copied wrong facts earn nothing. Measured: 1.000 without a
+    guard, 0.770 under both guards, unchanged steps 0.770."""
+    module = _copy_attack_module()
+    bench = load_benchmark("sample")
+    attacks = module.build_attacks(bench.items, 30)
+    assert len(attacks) == len(bench.items)
+    assert all(1 <= len(a["changed"]) <= 3 for a in attacks)
+    items = [bench.get(a["id"]) for a in attacks]
+    completions = [dumps(a["steps"], item.answer) for a, item in zip(attacks, items, strict=True)]
+    earned = [
+        module.unchanged_f1(len(a["steps"]), len(item.reference_steps),
+                            len(a["steps"]) - len(a["changed"]))
+        for a, item in zip(attacks, items, strict=True)
+    ]  # fmt: skip
+    mean_earned = float(np.mean(earned))
+    plain = RewardScorer(encoder).rewards(completions, items)
+    assert float(np.mean(plain)) > A_W + S_W * 0.95  # the hole: copied wording pays
+    for guard in ("facts", "facts-strict"):
+        scorer = RewardScorer(encoder, guard=guard)
+        signals = scorer.signals(completions, items)
+        assert all(s.answer_correct for s in signals)
+        f1 = float(np.mean([s.step_f1 for s in signals]))
+        assert abs(f1 - mean_earned) <= 0.05, (guard, f1, mean_earned)
+        rewards = scorer.rewards(completions, items)
+        assert float(np.mean(rewards)) <= A_W + S_W * (mean_earned + 0.05)
 
 
 def test_honest_completions_keep_their_reward(attack, encoder):

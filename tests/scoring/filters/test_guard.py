@@ -151,4 +151,4 @@ def test_facts_are_read_once_per_step_text() -> None:
 
 
 def test_guard_reasons_are_the_records_reasons() -> None:
-    assert set(VETO_REASONS) == {"number", "negation", "relation", "option", "colour"}
+    assert set(VETO_REASONS) == {"number", "negation", "relation", "option", "colour", "entity"}

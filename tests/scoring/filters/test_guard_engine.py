@@ -24,7 +24,12 @@ from crystalbench.errors import UnknownNameError
 from crystalbench.scoring import ChainContext, ItemScorer, ScoringEngine
 from crystalbench.scoring.compat import match_rules
 from crystalbench.scoring.evaluation import evaluate
-from crystalbench.scoring.filters.guard import FactGuard, veto_whole_steps, without_vetoed
+from crystalbench.scoring.filters.guard import (
+    FactGuard,
+    veto_copied_steps,
+    veto_whole_steps,
+    without_vetoed,
+)
 from crystalbench.scoring.filters.guard.candidates import GuardFilter
 from crystalbench.scoring.filters.guard.facts import step_facts
 from crystalbench.scoring.filters.guard.memo import (
@@ -34,6 +39,7 @@ from crystalbench.scoring.filters.guard.memo import (
     pack_conflict,
     unpack_conflict,
 )
+from crystalbench.scoring.filters.guard.slots import slot_conflict
 from crystalbench.scoring.matching import MatchRules, cosine_matrix, greedy_pairs
 from crystalbench.types import ConflictSpans, Prediction, TextSpan
 from fakes import make_item
@@ -97,16 +103,23 @@ def test_the_engine_guard_equals_masking_every_conflicting_pair(compat, guard):
     for item, result in zip(bench.items, run.items, strict=True):
         pred, ref = result.pred_steps, result.ref_steps
         sim = cosine_matrix(encoder.encode(pred), encoder.encode(ref), rules)
-        mask, _ = FactGuard(item.options).veto_mask(pred, ref, sim, rules.tau, strict=rules.strict)
+        item_guard = FactGuard(item.options)
+        mask, _ = item_guard.veto_mask(pred, ref, sim, rules.tau, strict=rules.strict)
+        pair_mask = mask
         if guard == "facts-strict":
             mask = veto_whole_steps(
                 mask, sim, rules.tau, strict=rules.strict, ties_high_first=rules.ties_high_first
             )
+        mask = veto_copied_steps(mask, pred, ref, item_guard)  # both scopes
         expected = greedy_pairs(without_vetoed(sim, mask), rules)
         assert result.matches == expected, item.id
         n_vetoed += len(result.vetoed or ())
         for veto in result.vetoed or ():  # every recorded veto is a real conflict
-            assert mask[veto.pred, veto.ref]
+            pred_step, ref_step = pred[veto.pred], ref[veto.ref]
+            assert pair_mask[veto.pred, veto.ref] or (
+                veto.scope == "step"
+                and (item_guard.check(pred_step, ref_step) or slot_conflict(pred_step, ref_step))
+            )
             assert pred[veto.pred][veto.spans.pred.start : veto.spans.pred.end] == (
                 veto.spans.pred.text
             )
@@ -118,10 +131,11 @@ def test_the_engine_guard_equals_masking_every_conflicting_pair(compat, guard):
 
 
 def test_strict_blocks_the_step_and_records_the_conflict_with_its_closest_reference():
-    """The copied step is vetoed against the step it copies and matches nothing, although a
-    neighbouring reference step (another row) would take it under ``facts``."""
-    refs = ["The first row has 2 shaded squares.", "The second row has 1 shaded square."]
-    pred = ["The first row has 4 shaded squares."]
+    """A restatement (not a copy) that contradicts its closest reference step is vetoed
+    against it and matches nothing under ``facts-strict``, although a neighbouring reference
+    step (about the whole grid) takes it under ``facts``."""
+    refs = ["The first row has 2 shaded squares.", "The grid has 16 squares in all."]
+    pred = ["The first row holds 4 shaded squares."]
     item = make_item("rows", refs, answer="3")
     sim = np.array([[0.93, 0.91]], dtype=np.float32)
     scorer = ItemScorer(MatchRules())
@@ -224,3 +238,20 @@ def test_a_conflict_packs_into_one_number_and_back():
         pred=TextSpan(start=5000, end=5002, text="50"), ref=TextSpan(start=17, end=19, text="40")
     )
     assert pack_conflict("number", far) == UNPACKED  # a step that long is read again instead
+
+
+@pytest.mark.parametrize("guard", ["facts", "facts-strict"])
+def test_a_copy_with_a_wrong_value_is_blocked_for_the_whole_item(guard):
+    """Issue 30: a copy of "The first row has 2 shaded squares." with 4 for 2 matches nothing
+    under either scope, not the neighbouring row's step; recorded as one step veto against
+    the step it copies."""
+    refs = ["The first row has 2 shaded squares.", "The second row has 1 shaded square."]
+    pred = ["The first row has 4 shaded squares."]
+    item = make_item("rows", refs, answer="3")
+    sim = np.array([[0.93, 0.91]], dtype=np.float32)
+    context = ChainContext(item, MatchRules())
+    out = GuardFilter(guard).candidates(sim, pred, refs, context)
+    assert ItemScorer(MatchRules()).matches(out) == []
+    (veto,) = context.vetoes or []
+    assert (veto.pred, veto.ref, veto.reason, veto.scope) == (0, 0, "number", "step")
+    assert (veto.spans.pred.text, veto.spans.ref.text) == ("4", "2")

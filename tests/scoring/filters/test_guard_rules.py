@@ -43,15 +43,82 @@ NUMBER_PARAPHRASES = [
     ("The rate rises to 8.4 in 2012.", "The rate rises to 8.4 in 2012, its peak.", None, ()),
     ("Water boils at 100 °C.", "Water boils at 212 °F.", None, ()),
 ]
-DIFFERENT_THINGS = [  # different facts, not contradictions: never vetoed
-    ("Side AC is labelled with length 6.", "Side BC is labelled with length 8.", None, ()),
-    ("The top row contains 2 triangles.", "The bottom row contains 3 triangles.", None, ()),
+OTHER_ENTITY = [  # issue 30: another thing of the item with another value, another fact
+    ("Side AC is labelled with length 6.", "Side BC is labelled with length 8.", "number", ()),
+    ("The top row contains 2 triangles.", "The bottom row contains 3 triangles.", "number", ()),
+    ("The value for 2012 is 30.", "The value for 2013 is 35.", "number", ()),
+    ("The red bar reaches 40.", "The blue bar reaches 50.", "number", ()),
+]
+BINDINGS = [  # issue 30: one thing, another value, framed otherwise
+    (
+        "The bar for Chile shows a value of 12,450.",
+        "The highest bar is Chile with 11,450 arrivals.",
+        "number",
+        (),
+    ),
+    (
+        "The bar for Chile shows a value of 11,450.",
+        "The bar for Peru shows a value of 8,120.",
+        "number",
+        (),
+    ),
+    (
+        "The lowest bar is Kenya with 3,200 arrivals.",
+        "The bar for Kenya shows a value of 3,900.",
+        "number",
+        (),
+    ),
+]
+BINDING_PARAPHRASES = [  # the same value written otherwise, or read at another precision
+    (
+        "The bar for Chile shows a value of 12,450.",
+        "The highest bar is Chile with 12450 arrivals.",
+        None,
+        (),
+    ),
+    ("The bar for Chile shows a value of 12,450.", "Chile's bar reaches 12.45 thousand.", None, ()),
+    ("The bar for Chile shows a value of 12,450.", "Chile's bar reads about 12,500.", None, ()),
+    ("The bar for Chile shows a value of 12,450.", "Chile's bar is at 12.5 thousand.", None, ()),
+    ("Chile has 12,450 arrivals.", "Chile's share of the arrivals is 35%.", None, ()),
+    ("The bar for Chile shows a value of 12,450.", "Chile exceeds Peru by 4,330.", None, ()),
+]
+COMPUTATIONS = [  # issue 30: other operands or results of one computation
+    (
+        "The difference is 12,450 - 3,200 = 9,250.",
+        "The difference is 11,450 - 3,900 = 7,550.",
+        "number",
+        (),
+    ),
+    ("The average is 12.4 / 3 = 4.13.", "The average is 13.4 / 3 = 4.47.", "number", ()),
+    ("So 25% of 80 is 20.", "So 25% of 60 is 15.", "number", ()),
+]
+COMPUTATION_PARAPHRASES = [  # the same computation the other way round or written otherwise
+    ("The difference is 12,450 - 3,200 = 9,250.", "So 9,250 = 12,450 - 3,200.", None, ()),
+    (
+        "The difference is 12,450 - 3,200 = 9,250.",
+        "The difference is 12450 - 3200 = 9250.",
+        None,
+        (),
+    ),
+    (
+        "The difference is 12,450 - 3,200 = 9,250.",
+        "The difference: 3,200 + 9,250 = 12,450.",
+        None,
+        (),
+    ),
+    (
+        "These agree: 6 + 4 = 10 and 5 + 3 = 8.",
+        "These agree: 6 + 4 = 10 and 5 + three = 8.",
+        None,
+        (),
+    ),
+    ("The width is 4 x 3 = 12.", "The length is 80 - 12 = 68.", None, ()),
+]
+DIFFERENT_THINGS = [  # different facts that are never vetoed
     ("The picture has 6 triangles.", "The top row has 2 triangles.", None, ()),
     ("The top row has 2 triangles.", "The top row has 3 circles.", None, ()),
-    ("The value for 2012 is 30.", "The value for 2013 is 35.", None, ()),
     ("The area is 68.", "The area of the full rectangle is 10 x 8 = 80.", None, ()),
     ("Monday's thermometer shows 15 °C.", "The image shows two thermometers.", None, ()),
-    ("The red bar reaches 40.", "The blue bar reaches 50.", None, ()),
     ("The red lamp is not lit.", "Only the green lamp is on.", None, ()),
     ("4 squared is 16.", "The area is 25.", None, ()),
 ]
@@ -210,7 +277,9 @@ COLOUR_PARAPHRASES = [
     ("The orange juice is a liquid.", "The apple juice is a liquid.", None, ()),
 ]
 ALL = (
-    NUMBERS + NUMBER_PARAPHRASES + DIFFERENT_THINGS + NEGATIONS + NEGATION_PARAPHRASES + RELATIONS
+    NUMBERS + NUMBER_PARAPHRASES + DIFFERENT_THINGS + OTHER_ENTITY + BINDINGS
+    + BINDING_PARAPHRASES + COMPUTATIONS + COMPUTATION_PARAPHRASES + NEGATIONS
+    + NEGATION_PARAPHRASES + RELATIONS
     + RELATION_PARAPHRASES + OPTIONS + OPTION_PARAPHRASES + COLOURS + COLOUR_PARAPHRASES
 )  # fmt: skip
 

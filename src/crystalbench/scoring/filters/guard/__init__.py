@@ -24,7 +24,18 @@ numbers:
   different things ("the left console is the smallest" / "the middle console is the
   smallest");
 - ``option``: different option letters, or different option texts of the item;
-- ``colour``: one thing given two colours.
+- ``colour``: one thing given two colours;
+- ``binding`` (reported as ``number``): one thing given another value however the steps are
+  framed ("The highest bar is Chile with 11,450 arrivals." / "The bar for Chile shows a value
+  of 12,450."), or another thing of the same kind with another value ("Side AC is 6." /
+  "Side BC is 8.": different facts);
+- ``computation`` (reported as ``number``): the same operators with other operands or
+  results ("11,450 - 3,900 = 7,550" / "12,450 - 3,200 = 9,250").
+
+Under both guards a predicted step that *copies* a reference step with its values or one
+slot (a name, a label, a position, a relation word) changed to a wrong fact matches nothing
+in the item (:mod:`crystalbench.scoring.filters.guard.slots`; veto reason ``entity`` for a
+swapped thing), so it cannot go on to match a neighbouring reference step (issue 30).
 
 In the scoring engine the guard is a candidate filter (:class:`GuardFilter`,
 ``ScoreConfig(guard="facts")`` or ``"facts-strict"``; ``--guard`` on ``crystal score`` and
@@ -53,6 +64,7 @@ from crystalbench.scoring.filters.guard.facts import StepFacts, step_facts
 from crystalbench.scoring.filters.guard.guard import (
     FactGuard,
     build_guard,
+    veto_copied_steps,
     veto_whole_steps,
     without_vetoed,
 )
@@ -77,6 +89,7 @@ __all__ = [
     "VetoReason",
     "build_guard",
     "step_facts",
+    "veto_copied_steps",
     "veto_whole_steps",
     "without_vetoed",
 ]

@@ -16,12 +16,16 @@ recorded (``vetoed`` in the item's record): those that would have matched but fo
 
 Two scopes:
 
-- ``facts`` (the issue's rule): a conflicting pair is no candidate;
+- ``facts`` (the issue's rule): a conflicting pair is no candidate, and a predicted step that
+  copies a reference step with one slot changed to a wrong fact (a value, a name, a relation
+  word: :mod:`crystalbench.scoring.filters.guard.slots`) is no candidate with any reference
+  step of the chain (issue 30: otherwise it goes on to match a neighbouring step, "The bar
+  for Chile shows 11,450." vetoed against "... 12,450." but matched to "The bar for Peru
+  shows 8,120.");
 - ``facts-strict``: besides, a predicted step that contradicts its *closest* reference step
-  (the highest cosine among its candidates: the step it restates) matches nothing. Under
-  ``facts`` such a step, say a copy of "The first row has 2 shaded squares." with 4 in place
-  of 2, goes on to match a neighbouring reference step ("The second row has 1 shaded
-  square."), which it does not contradict; under ``facts-strict`` it is a wrong step.
+  (the highest cosine among its candidates: the step it restates) matches nothing, copy or
+  not ("There are 4 shaded squares in the first row." against "The first row has 2 shaded
+  squares.").
 
 Decisions are remembered by :class:`~crystalbench.scoring.filters.guard.memo.DecisionMemo` (in the
 embedding cache's file when the run has one), so a re-score reads no step again.
@@ -45,6 +49,7 @@ from crystalbench.scoring.filters.guard.memo import (
     unpack_conflict,
 )
 from crystalbench.scoring.filters.guard.records import Conflict
+from crystalbench.scoring.filters.guard.slots import copied_with_a_wrong_fact
 from crystalbench.types import Veto
 
 __all__ = ["GuardFilter"]
@@ -72,8 +77,11 @@ class GuardFilter:
         >>> ref = ["The angle ABC is 40 degrees.", "The area is 16 square units."]
         >>> context = ChainContext(None, MatchRules())
         >>> out = GuardFilter("facts").candidates(S, pred, ref, context)
-        >>> np.isnan(out).tolist(), [(v.pred, v.ref, v.reason) for v in context.vetoes]
-        ([[True, False], [False, False]], [(0, 0, 'number')])
+        >>> np.isnan(out).tolist(), [(v.pred, v.ref, v.reason, v.scope) for v in context.vetoes]
+        ([[True, True], [False, False]], [(0, 0, 'number', 'step')])
+
+        The first step copies the first reference step with its value changed: it matches
+        nothing (a ``step`` veto), under ``facts`` as under ``facts-strict``.
     """
 
     name = "guard"
@@ -128,8 +136,28 @@ class GuardFilter:
         # compatible with, or -1 when it contradicts it (the step is blocked).
         checked: dict[int, int] = {}
         closest: list[np.ndarray] = []  # every row's closest reference step, read when needed
+        # both scopes: a copy of a reference step with a slot changed to a wrong fact
+        # matches nothing (recorded as a step veto when the walk first reaches its row)
+        copies = copied_with_a_wrong_fact(
+            pred_steps, ref_steps, lambda pred_step, ref_step: decide(item, pred_step, ref_step)
+        )
 
         def veto(i: int, j: int, value: float) -> bool:
+            copied = copies.get(i)
+            if copied is not None:
+                column, conflict = copied
+                if conflict is not None:  # recorded once, then only blocked
+                    copies[i] = (column, None)
+                    vetoes.append(
+                        Veto.from_conflict(
+                            conflict,
+                            pred=i,
+                            ref=column,
+                            cosine=float(sim[i, column]),
+                            scope="step",
+                        )
+                    )
+                return True
             if strict:
                 state = checked.get(i)
                 if state is None:

@@ -34,18 +34,34 @@ from crystalbench.scoring.filters.guard.options import OptionReader
 from crystalbench.scoring.filters.guard.records import Conflict, ConflictSpans, TextSpan, Veto
 from crystalbench.scoring.filters.guard.rules import (
     Clash,
+    binding_clash,
     colour_clash,
+    computation_clash,
     negation_clash,
     number_clash,
     relation_clash,
 )
 from crystalbench.scoring.filters.guard.text import OffsetMap
 
-__all__ = ["FactGuard", "build_guard", "veto_whole_steps", "without_vetoed"]
+__all__ = [
+    "FactGuard",
+    "build_guard",
+    "veto_copied_steps",
+    "veto_whole_steps",
+    "without_vetoed",
+]
 
-_RULES = (number_clash, colour_clash, relation_clash, negation_clash)
+_RULES = (
+    number_clash,
+    colour_clash,
+    relation_clash,
+    negation_clash,
+    binding_clash,
+    computation_clash,
+)
 """Order in which the rules are asked (the option rule, when the item has options or a step
-names a letter, comes first); the first that finds a clash names the veto's reason."""
+names a letter, comes first); the first that finds a clash names the veto's reason (the
+binding and computation rules report ``number``: different values)."""
 
 
 def _may_clash(pred: StepFacts, ref: StepFacts) -> bool:
@@ -243,6 +259,32 @@ def veto_whole_steps(
     tau32 = np.float32(tau)
     passing = best_value > tau32 if strict else best_value >= tau32
     out[passing & out[rows, best]] = True
+    return out
+
+
+def veto_copied_steps(
+    mask: np.ndarray, pred_steps: Sequence[str], ref_steps: Sequence[str], guard: FactGuard
+) -> np.ndarray:
+    """Extend vetoes to the predicted steps that copy a reference step with one slot changed
+    to a wrong fact (:mod:`crystalbench.scoring.filters.guard.slots`): such a step matches
+    nothing, under ``facts`` as under ``facts-strict``.
+
+    The plain definition of what the engine does as the greedy walk reaches each step
+    (:class:`crystalbench.scoring.filters.guard.candidates.GuardFilter`).
+
+    Examples:
+        >>> refs = ["The bar for Chile shows a value of 12,450.",
+        ...         "The bar for Peru shows a value of 8,120."]
+        >>> preds = ["The bar for Chile shows a value of 11,450.", "Peru: 8,120."]
+        >>> mask = np.zeros((2, 2), dtype=bool)
+        >>> veto_copied_steps(mask, preds, refs, FactGuard()).tolist()
+        [[True, True], [False, False]]
+    """
+    from crystalbench.scoring.filters.guard.slots import copied_with_a_wrong_fact
+
+    out = np.array(mask, dtype=bool, copy=True)
+    for row in copied_with_a_wrong_fact(pred_steps, ref_steps, guard.check):
+        out[row, :] = True
     return out
 
 

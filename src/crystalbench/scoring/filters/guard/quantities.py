@@ -55,7 +55,8 @@ class Quantity:
     noun: frozenset[str]
     """Stems of the words it counts ("3 shaded squares": ``{"shad", "squar"}``)."""
     decimals: int
-    """Digits after the decimal point as written; 99 for a fraction."""
+    """Digits after the decimal point as written; 99 for a fraction; negative for a value
+    written to the ten, hundred... ("12.5 thousand": -2; "about 12,500": -2)."""
     approximate: bool
     """Written with "about", "approximately", "~"..."""
     symbolic: bool
@@ -358,12 +359,18 @@ def _quantity(tokens: Sequence[TextToken], index: int, symbolic: bool) -> Quanti
         and (previous.text.lower() in APPROXIMATE or previous.text in ("~", "≈"))
     ) or (index > 1 and tokens[index - 2].text.lower() in APPROXIMATE)
     noun = frozenset() if ordinal else _noun_after(tokens, end_index)
+    decimals = _decimals(text)
+    if decimals < _EXACT and multiplier != 1.0:  # "12.5 thousand": to the hundred
+        decimals -= round(math.log10(multiplier))
+    elif decimals == 0 and approximate and face == int(face) and face:
+        # "about 12,500": to the hundred (its trailing zeros)
+        decimals = -(len(str(int(abs(face)))) - len(str(int(abs(face))).rstrip("0")))
     return Quantity(
         value=value,
         face=face,
         dimension=unit.dimension if unit is not None else "",
         noun=noun,
-        decimals=_decimals(text),
+        decimals=decimals,
         approximate=approximate,
         symbolic=symbolic,
         index=ordinal or index_noun or _is_year(tokens, index, unit, noun),
@@ -388,7 +395,7 @@ def _close(a: float, b: float, a_decimals: int, b_decimals: int, loose: bool) ->
     coarser = min(a_decimals, b_decimals)
     if coarser >= _EXACT:
         return False
-    if coarser >= 1 or loose:  # "3.46" vs "3.464", "about 3" vs "3.2"
+    if coarser != 0 or loose:  # "3.46" vs "3.464", "about 3" vs "3.2", "12.5 thousand"
         return abs(a - b) <= 0.5 * 10.0 ** (-coarser) + 1e-12
     return False
 
@@ -414,7 +421,8 @@ def quantities_agree(a: Quantity, b: Quantity) -> bool:
 
     Percentages also read as fractions (``50%`` = ``0.5`` = ``1/2``); units convert within a
     dimension (``1 m`` = ``100 cm``); a value agrees with a more precise one that rounds to
-    it (``3.46`` = ``3.464``; ``3`` only when written "about 3").
+    it (``3.46`` = ``3.464``; ``3`` only when written "about 3"; ``12.5 thousand`` =
+    ``12,450``; ``12,500`` only when written "about 12,500").
 
     Examples:
         >>> from crystalbench.scoring.filters.guard.text import tokenize, prepare_step
@@ -430,6 +438,14 @@ def quantities_agree(a: Quantity, b: Quantity) -> bool:
         (True, False)
         >>> quantities_agree(q("58.5%"), q("0.585")), quantities_agree(q("58.5%"), q("60.5%"))
         (True, False)
+        >>> quantities_agree(q("12.5 thousand"), q("12,450"))
+        True
+        >>> quantities_agree(q("12,500"), q("12,450"))
+        False
+        >>> quantities_agree(q("about 12,500"), q("12,450"))
+        True
+        >>> quantities_agree(q("about 12,500"), q("11,450"))
+        False
     """
     if not dimensions_comparable(a, b):
         return False

@@ -22,6 +22,8 @@ keeps the pair. What is and is not caught is listed with each rule and in the pa
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -37,8 +39,12 @@ from crystalbench.scoring.filters.guard.records import VetoReason
 
 __all__ = [
     "Clash",
+    "Computation",
     "about_the_same",
+    "binding_clash",
     "colour_clash",
+    "computation_clash",
+    "computations",
     "negation_clash",
     "number_clash",
     "relation_clash",
@@ -492,3 +498,236 @@ def _supported(relation: RelationMention, other: StepFacts) -> bool:
         if verdict == "agree":
             return True
     return False
+
+
+# ---------------------------------------------------------------------------------------------
+# bindings: a value bound to a thing
+# ---------------------------------------------------------------------------------------------
+
+_ENTITY_KINDS = frozenset({"label", "name", "ordinal", "position", "time", "index", "colour"})
+"""Identifier kinds that name *which* thing a value belongs to (the bar for *Chile*, side
+*AB*, the *second* row, *Monday*, row *2*, the *red* bar)."""
+_BINDING_FORMS = frozenset({"superlative"})
+"""Relation forms a binding may carry: "the highest bar is Chile with 12,450" binds 12,450
+to Chile as "the bar for Chile shows 12,450" does. A comparative, a preposition or a change
+("Chile exceeds Peru by 300", "rises by 300") says something else of the value."""
+
+
+def _values(facts: StepFacts) -> list[Quantity]:
+    return [q for q in facts.quantities if q.quantity]
+
+
+def _binds(facts: StepFacts) -> Quantity | None:
+    """The one value the step binds to what it names, or None: a step with one value (not an
+    index, not symbolic) and no relation but a superlative."""
+    values = _values(facts)
+    if len(values) != 1 or not facts.asserts:
+        return None
+    if any(r.form not in _BINDING_FORMS for r in facts.relations if not r.negated):
+        return None
+    return values[0]
+
+
+def binding_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
+    """Two bindings of a value to a thing that cannot both hold, or that are other facts.
+
+    Each step binds one value to what it names (one value, no comparative, change or
+    preposition; a superlative is allowed: "The highest bar is Chile with 12,450 arrivals."
+    binds 12,450 to Chile). The pair conflicts
+
+    - when the two name the same things and bind values that differ, however they are
+      framed otherwise ("The highest bar is Chile with 11,450 arrivals." / "The bar for Chile
+      shows a value of 12,450."): the number rule asks for the same frame, this one for the
+      same thing and the same kind of quantity;
+    - or when each names one thing the other does not, of one kind (another bar, another
+      side, another row, another year), the rest of the two steps is alike, and the values
+      differ ("The bar for Chile shows a value of 11,450." / "The bar for Peru shows a
+      value of 8,120."): they are different facts of the same item, and matching one to the
+      other would credit a step for a fact it does not state.
+
+    Equal values agree however written ("12,450" / "12450" / "12.45 thousand"), and a value
+    written at a coarser precision agrees with one that rounds to it ("about 12,500" /
+    "12,450"; "12.5 thousand" / "12,450"). Values of different dimensions or counting
+    different things are never compared ("Chile has 12,450 arrivals" / "Chile's share is
+    35%").
+
+    Examples:
+        >>> from crystalbench.scoring.filters.guard.facts import step_facts as f
+        >>> binding_clash(f("The highest bar is Chile with 11,450 arrivals."),
+        ...               f("The bar for Chile shows a value of 12,450.")).reason
+        'number'
+        >>> binding_clash(f("The bar for Chile shows a value of 11,450."),
+        ...               f("The bar for Peru shows a value of 8,120.")).reason
+        'number'
+        >>> binding_clash(f("The highest bar is Chile with 12,450 arrivals."),
+        ...               f("The bar for Chile shows a value of 12.45 thousand.")) is None
+        True
+        >>> binding_clash(f("Chile reads about 12,500."), f("Chile reads 12,450.")) is None
+        True
+        >>> binding_clash(f("Chile has 12,450 arrivals."), f("Chile's share is 35%.")) is None
+        True
+    """
+    a, b = _binds(pred), _binds(ref)
+    if a is None or b is None or not _same_quantity(a, b) or a.dimension != b.dimension:
+        return None
+    if quantities_agree(a, b) or len(pred.negations) % 2 != len(ref.negations) % 2:
+        return None
+    pred_ids = {pair for pair in pred.identifiers if pair[0] in _ENTITY_KINDS}
+    ref_ids = {pair for pair in ref.identifiers if pair[0] in _ENTITY_KINDS}
+    if not pred_ids or not ref_ids:
+        return None
+    if pred_ids == ref_ids:
+        if pred.identifiers != ref.identifiers or not about_the_same(pred, ref):
+            return None
+        return Clash("number", (a.start, a.end), (b.start, b.end))
+    only_pred, only_ref = pred_ids - ref_ids, ref_ids - pred_ids
+    if len(only_pred) != 1 or len(only_ref) != 1:
+        return None
+    ((kind_a, key_a),), ((kind_b, key_b),) = only_pred, only_ref
+    if kind_a != kind_b:
+        return None
+    ignore = {key_a, key_b}
+    if not about_the_same(pred, ref, ignore) or overlap(pred, ref, ignore) < CLOSE:
+        return None
+    if _relation_dimensions(pred) != _relation_dimensions(ref):
+        return None
+    return Clash("number", (a.start, a.end), (b.start, b.end))
+
+
+# ---------------------------------------------------------------------------------------------
+# computations
+# ---------------------------------------------------------------------------------------------
+
+_OPERATORS = {
+    "+": "+",
+    "plus": "+",
+    "-": "-",
+    "minus": "-",
+    "×": "*",
+    "*": "*",
+    "x": "*",
+    "times": "*",
+    "multiplied by": "*",
+    "/": "/",
+    "÷": "/",
+    "divided by": "/",
+    "over": "/",
+    "of": "%of",
+}
+_EQUALS = frozenset({"=", "equals", "is", "gives", "makes", "≈", "is about"})
+_BETWEEN = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Computation:
+    """An arithmetic statement of a step: its operators and the values it combines."""
+
+    operators: frozenset[str]
+    """The operators it uses (``+``, ``-``, ``*``, ``/``, ``%of``)."""
+    values: tuple[Quantity, ...]
+    """Its operands and its result, in the order written."""
+
+
+def _operator(text: str, before: Quantity) -> str | None:
+    joined = _BETWEEN.sub(" ", text.strip().lower())
+    if joined == "of" and before.dimension != "percent":
+        return None  # "3 of 5 bars": a count, not a percentage of
+    return _OPERATORS.get(joined)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _read_computations(prepared: str, quantities: tuple[Quantity, ...]) -> tuple[Computation, ...]:
+    found: list[Computation] = []
+    chain: list[Quantity] = []
+    operators: set[str] = set()
+
+    def close() -> None:
+        if operators and len(chain) >= 2:
+            found.append(Computation(frozenset(operators), tuple(chain)))
+
+    for quantity in quantities:
+        if quantity.parts:  # "12.4/3": a division written as one number
+            close()
+            chain, operators = [quantity], {"/"}
+            continue
+        if chain:
+            between = prepared[chain[-1].end : quantity.start]
+            operator = _operator(between, chain[-1])
+            if operator is not None:
+                operators.add(operator)
+                chain.append(quantity)
+                continue
+            equals = _BETWEEN.sub(" ", between.strip().lower()) in _EQUALS
+            if equals and (operators or len(chain) > 1):
+                chain.append(quantity)
+                continue
+            close()
+        chain, operators = [quantity], set()
+    close()
+    return tuple(found)
+
+
+def computations(facts: StepFacts) -> tuple[Computation, ...]:
+    """The computations a step writes out ("12,450 - 3,200 = 9,250", "25% of 80 is 20",
+    "12.4 / 3"): runs of values joined by arithmetic operators, with their result.
+
+    Examples:
+        >>> from crystalbench.scoring.filters.guard.facts import step_facts as f
+        >>> [(sorted(c.operators), [q.value for q in c.values])
+        ...  for c in computations(f("The difference is 12,450 - 3,200 = 9,250."))]
+        [(['-'], [12450.0, 3200.0, 9250.0])]
+        >>> [sorted(c.operators) for c in computations(f("25% of 80 is 20."))]
+        [['%of']]
+        >>> computations(f("The bar for Chile shows 12,450."))
+        ()
+    """
+    return _read_computations(facts.prepared, facts.quantities)
+
+
+def computation_clash(pred: StepFacts, ref: StepFacts) -> Clash | None:
+    """Two computations of one kind with different operands or results.
+
+    Each step writes a computation with the same operators ("a - b = c", "a / b", "x % of
+    y"), the steps are :func:`about_the_same` thing (the values apart), and a value of each
+    is found nowhere in the other's computation: "The difference is 11,450 - 3,900 = 7,550."
+    and "The difference is 12,450 - 3,200 = 9,250." are incompatible, although they share
+    no value (which the number rule reads as two unrelated computations). The same values in
+    another order or another form agree ("9,250 = 12,450 - 3,200", "12450 - 3200 = 9250");
+    a computation with other operators ("3,200 + 9,250 = 12,450") is compared only by the
+    number rule.
+
+    Examples:
+        >>> from crystalbench.scoring.filters.guard.facts import step_facts as f
+        >>> computation_clash(f("The difference is 11,450 - 3,900 = 7,550."),
+        ...                   f("The difference is 12,450 - 3,200 = 9,250.")).reason
+        'number'
+        >>> computation_clash(f("So 9,250 = 12,450 - 3,200."),
+        ...                   f("The difference is 12,450 - 3,200 = 9,250.")) is None
+        True
+        >>> computation_clash(f("The area is 4 x 3 = 12."), f("The area is 80 - 12 = 68.")) is None
+        True
+        >>> computation_clash(f("So 6 + 4 = 10 and 5 + 3 = 8."),
+        ...                   f("So 6 + 4 = 10 and 5 + three = 8.")) is None
+        True
+    """
+    left, right = computations(pred), computations(ref)
+    if not left or not right:
+        return None
+    if pred.identifiers != ref.identifiers or not about_the_same(pred, ref, shared_values=True):
+        return None
+
+    def alone(a: Computation, b: Computation) -> list[Quantity]:
+        return [q for q in a.values if not any(quantities_agree(q, o) for o in b.values)]
+
+    # a computation the other step also writes (its values all found there) is stated there
+    unstated_left = [a for a in left if all(alone(a, b) for b in right)]
+    unstated_right = [b for b in right if all(alone(b, a) for a in left)]
+    for a in unstated_left:
+        for b in unstated_right:
+            if a.operators != b.operators:
+                continue
+            pairs = [(x, y) for x in alone(a, b) for y in alone(b, a) if _same_quantity(x, y)]
+            if pairs:
+                x, y = pairs[0]
+                return Clash("number", (x.start, x.end), (y.start, y.end))
+    return None
