@@ -65,3 +65,32 @@ def test_verify_without_a_verifier_is_one_clear_line(tmp_path):
     assert result.exit_code == 2
     assert "needs a verifier" in result.output
     assert "Traceback" not in result.output
+
+
+def test_score_with_two_judges_reports_their_agreement(tmp_path):
+    pytest.importorskip("krippendorff")
+    supported = json.dumps({"label": "supported", "p_correct": 0.9, "reason": "fine"})
+    wrong = json.dumps({"label": "wrong_logic", "p_correct": 0.2, "reason": "no"})
+    with LoopbackServer(ServerState()) as server:
+        server.state.configure(
+            {"model_answers": {"a": {"Step to check:": supported}, "b": {"Step to check:": wrong}}}
+        )
+        result = runner.invoke(
+            app,
+            ["score", "-b", "sample", "-p", str(SAMPLE / "verbose-recall.jsonl"), "-o",
+             str(tmp_path / "out"), "--encoder", "hash", "--limit", "3", "--cache-dir",
+             str(tmp_path / "cache"), "--verify", "unmatched", "--verifier-url",
+             server.base_url, "--verifier-model", "a", "--verifier-model", "b"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert {entry["model"] for entry in server.state.log} == {"a", "b"}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    verified = summary["verification"]
+    assert [j["model"] for j in summary["config"]["verifier"]["judges"]] == ["a", "b"]
+    agreement = verified["agreement"]
+    # a always supports, b never: every tie goes to b's wrong_logic.
+    assert agreement["n_ties"] == agreement["n_units"] > 0
+    assert agreement["percent_agreement"] == 0.0
+    assert verified["labels"]["supported"] == 0
+    assert agreement["by_judge"]["model:a"]["verified_precision"] > verified["verified_precision"]
+    assert "2 judges" in result.output

@@ -384,7 +384,8 @@ VERIFIER_FLAGS: tuple[Flag, ...] = (
     Flag(
         "verifier.model",
         ("--verifier-model",),
-        "Model name of the step verifier",
+        "Model name of the step verifier; repeat it for several judges (the majority decides)",
+        kind=list[str],
         metavar="NAME",
         param_name="verifier_model",
         required=True,

@@ -38,6 +38,7 @@ from crystalbench._internal.io import read_jsonl
 from crystalbench.config.judging import VerifierValidationConfig
 from crystalbench.errors import InputError
 from crystalbench.judges.verifier import LABELS, StepCheck, StepVerifier
+from crystalbench.scoring.verify import call_stats
 from crystalbench.types import StepVerdict
 
 __all__ = [
@@ -242,9 +243,9 @@ def validate_verifier(
     solutions = read_process_labels(config.labels, config.images)
     built = None
     if verifier is None:
-        from crystalbench.judges.verifier import OpenAIVerifier
+        from crystalbench.judges.panel import build_verifier
 
-        verifier = built = OpenAIVerifier(
+        verifier = built = build_verifier(
             config.verifier, cache_dir=config.cache_dir, use_cache=config.use_cache
         )
     try:
@@ -255,11 +256,11 @@ def validate_verifier(
         ]
         verdicts = verifier.verify_many(checks) if checks else []
         identity = dict(verifier.identity())
-        client = getattr(verifier, "client", None)
-        calls = client.stats.record() if client is not None else {}
+        calls = call_stats(verifier)
     finally:
-        if built is not None:
-            built.close()
+        closing = getattr(built, "close", None)
+        if closing is not None:
+            closing()
     steps: list[_Step] = []
     position = 0
     for index, solution in enumerate(solutions):
