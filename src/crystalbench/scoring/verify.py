@@ -67,6 +67,7 @@ __all__ = [
     "is_filler",
     "item_question",
     "panel_agreement",
+    "verifier_label",
 ]
 
 FILLER = re.compile(
@@ -239,6 +240,40 @@ def _clients(verifier: object) -> list[Any]:
     members = getattr(verifier, "members", None)
     found = members if members is not None else [verifier]
     return [client for m in found if (client := getattr(m, "client", None)) is not None]
+
+
+def verifier_label(verified: VerificationSummary | None) -> str:
+    """Who verified a run, as the leaderboard shows it: the judge's model (a panel's joined
+    by ``+``), the mode, the prompt with its hash's first 8 characters, and the options that
+    change a verdict; ``none`` without a verifier. Runs are comparable on the verifier's
+    figures only when this is the same.
+
+    Examples:
+        >>> summary = VerificationSummary(
+        ...     n_steps=1, n_matched=1, n_checked=0, n_unverified=0, verified_precision=1.0,
+        ...     hallucination_rate=0.0, labels={}, label_shares={}, mode="unmatched",
+        ...     judge={"model": "vlm", "prompt_name": "verify_step_v1", "prompt_hash": "ab" * 32},
+        ...     n_rule_labelled=0, n_model_verdicts=0, requests=0, cache_hits=0,
+        ...     prompt_tokens=0, completion_tokens=0, unclosed_think=0)
+        >>> verifier_label(summary), verifier_label(None)
+        ('vlm (unmatched, verify_step_v1@abababab)', 'none')
+    """
+    if verified is None:
+        return "none"
+    judge = verified.judge
+    members = judge.get("judges") or [judge]
+    prompts = sorted(
+        {f"{m.get('prompt_name', '?')}@{str(m.get('prompt_hash', ''))[:8]}" for m in members}
+    )
+    options = sorted(
+        {
+            f"{key}={m[key]}"
+            for m in members
+            for key in ("with_reference", "probability")
+            if m.get(key) not in (None, False, "auto")
+        }
+    )
+    return f"{judge.get('model', '?')} ({', '.join([verified.mode, *prompts, *options])})"
 
 
 def call_stats(verifier: object) -> dict[str, Any]:
