@@ -40,7 +40,7 @@ from crystalbench.cli.common import (
     track_folders,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
-from crystalbench.cli.score_options import ENCODER_FLAG, GUARD_FLAG, THRESHOLD_FLAG
+from crystalbench.cli.score_options import ENCODER_FLAG, GUARD_FLAG, THRESHOLD_FLAG, VERIFY_FLAGS
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
 EXIT_INCOMPLETE = 1
@@ -282,6 +282,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
     ENCODER_FLAG,
     THRESHOLD_FLAG,
     GUARD_FLAG,
+    *VERIFY_FLAGS,
     replace(device_flag("scoring."), deprecated=("--encoder-device",)),
     *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
@@ -470,6 +471,11 @@ def run(
     guarded = guard_line(done.scores.summary)
     if guarded is not None:
         console.print(guarded, highlight=False, markup=False)
+    from crystalbench.cli.verifier import verifier_line
+
+    verified = verifier_line(done.scores.summary)
+    if verified is not None:
+        console.print(verified, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
     track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:
