@@ -200,3 +200,8 @@ class VerifierValidationConfig(BaseModel):
     """Read and write the verifier's reply cache."""
     cache_dir: str | None = None
     """The cache folder (default ``$CRYSTALBENCH_CACHE_DIR``, ``~/.cache/crystalbench``)."""
+    encoder: str | None = None
+    """Sentence encoder of the cosine bands (``by_band``): each step of a line that carries
+    ``reference_steps`` is banded by its best cosine to them; ``None``: no bands."""
+    bands: tuple[float, ...] = (0.20, 0.35, 0.50, 0.70)
+    """Band edges (the paper's Table 3)."""
