@@ -384,6 +384,58 @@ class StepVerdict(Record):
     the cascade (``rule:filler``, ``rule:guard-<reason>``)."""
     error: str | None = None
     """Why there is no label (connection, timeout, unreadable reply, dry run)."""
+    votes: dict[str, StepLabel | None] | None = None
+    """With several judges (``verifier.judges``): each judge's label (``None``: its call
+    failed), by ``model:<name>``; ``label`` is their majority. ``None``, and absent from the
+    record: one judge, or a rule decided."""
+
+    @model_serializer(mode="wrap")
+    def _omit_votes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A one-judge verdict is written as it was before panels existed."""
+        data: dict[str, Any] = handler(self)
+        if self.votes is None:
+            data.pop("votes", None)
+        return data
+
+
+class JudgeFigures(Record):
+    """One judge of a panel, scored alone: its own verdicts in place of the majority."""
+
+    verified_precision: float | None
+    """(matched or ``supported`` by this judge) / (predicted steps - this judge's
+    unverified)."""
+    hallucination_rate: float | None
+    """``wrong_perception`` by this judge / (predicted steps - this judge's unverified)."""
+    n_unverified: int
+    """Steps this judge was asked about and gave no label (failed calls)."""
+    labels: dict[str, int]
+    """Steps per label this judge gave (rule verdicts included, as in the pooled counts)."""
+    agreement_with_majority: float | None
+    """Share of this judge's labels equal to the panel's majority label (steps the model was
+    asked about, where the judge gave a label)."""
+
+
+class PanelAgreement(Record):
+    """How far the judges of a panel agree (``summary.json``'s ``verification.agreement``):
+    over the steps the judges were asked about (rule verdicts are not judged by them)."""
+
+    judges: list[str]
+    """The judges, ``model:<name>``, in the config's order."""
+    n_units: int
+    """Steps at least two judges labelled (the units of the statistics)."""
+    krippendorff_alpha: float | None
+    """Nominal Krippendorff's alpha over the four labels (failed calls missing); ``None``
+    when undefined (no unit, or one label throughout)."""
+    krippendorff_alpha_supported: float | None
+    """The same over ``supported`` against any other label: agreement on what
+    ``verified_precision`` counts."""
+    percent_agreement: float | None
+    """Share of the units whose labels are all the same."""
+    n_ties: int
+    """Steps whose vote tied (the less favourable label won: wrong_perception, wrong_logic,
+    irrelevant, supported)."""
+    by_judge: dict[str, JudgeFigures]
+    """Each judge scored alone, by ``model:<name>``."""
 
 
 class VerificationCounts(Record):
@@ -435,6 +487,9 @@ class VerificationSummary(VerificationCounts):
     """Nothing was sent (every step to ask is unverified)."""
     first_error: str | None = None
     """The first failed call's message."""
+    agreement: PanelAgreement | None = None
+    """With several judges: their agreement and each judge's own figures; ``None``: one
+    judge."""
     by_source: dict[str, VerificationCounts] = Field(default_factory=dict)
     by_difficulty: dict[str, VerificationCounts] = Field(default_factory=dict)
 

@@ -65,3 +65,58 @@ def test_verify_without_a_verifier_is_one_clear_line(tmp_path):
     assert result.exit_code == 2
     assert "needs a verifier" in result.output
     assert "Traceback" not in result.output
+
+
+def test_score_with_two_judges_reports_their_agreement(tmp_path):
+    pytest.importorskip("krippendorff")
+    supported = json.dumps({"label": "supported", "p_correct": 0.9, "reason": "fine"})
+    wrong = json.dumps({"label": "wrong_logic", "p_correct": 0.2, "reason": "no"})
+    with LoopbackServer(ServerState()) as server:
+        server.state.configure(
+            {"model_answers": {"a": {"Step to check:": supported}, "b": {"Step to check:": wrong}}}
+        )
+        result = runner.invoke(
+            app,
+            ["score", "-b", "sample", "-p", str(SAMPLE / "verbose-recall.jsonl"), "-o",
+             str(tmp_path / "out"), "--encoder", "hash", "--limit", "3", "--cache-dir",
+             str(tmp_path / "cache"), "--verify", "unmatched", "--verifier-url",
+             server.base_url, "--verifier-model", "a", "--verifier-model", "b"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert {entry["model"] for entry in server.state.log} == {"a", "b"}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    verified = summary["verification"]
+    assert [j["model"] for j in summary["config"]["verifier"]["judges"]] == ["a", "b"]
+    agreement = verified["agreement"]
+    # a always supports, b never: every tie goes to b's wrong_logic.
+    assert agreement["n_ties"] == agreement["n_units"] > 0
+    assert agreement["percent_agreement"] == 0.0
+    assert verified["labels"]["supported"] == 0
+    assert agreement["by_judge"]["model:a"]["verified_precision"] > verified["verified_precision"]
+    assert "2 judges" in result.output
+
+
+def test_run_takes_the_verifier(tmp_path):
+    """``crystal run --verify unmatched``: infer from a loopback server, then score with the
+    verifier (the same server, asked about the unmatched steps); the verdicts land in the
+    run's records and the verification block in its summary."""
+    verdict = json.dumps({"label": "wrong_perception", "p_correct": 0.1, "reason": "no"})
+    out = tmp_path / "run"
+    with LoopbackServer(ServerState()) as server:
+        server.state.configure({"answers": {"Step to check:": verdict}})
+        args = ["run", "-m", "test-model", "-b", "sample", "--base-url", server.base_url,
+                "--limit", "2", "-o", str(out), "--encoder", "hash", "--no-report",
+                "--no-progress", "--cache-dir", str(tmp_path / "cache"), "--verify",
+                "unmatched", "--verifier-url", server.base_url,
+                "--verifier-model", "vlm"]  # fmt: skip
+        result = runner.invoke(app, args)
+        asked = [e for e in server.state.log if e["key"] == "Step to check:"]
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    verified = summary["verification"]
+    assert verified["n_checked"] > 0
+    assert verified["labels"]["wrong_perception"] == verified["n_model_verdicts"] > 0
+    assert len(asked) == verified["requests"]
+    assert summary["config"]["verifier"]["model"] == "vlm"
+    assert "verifier vlm (unmatched" in result.output
+    assert "Halluc" in result.output  # the verifier's columns in the run's table

@@ -84,6 +84,9 @@ class ServerState:
     """``system_fingerprint`` of every reply."""
     served_model: str | None = None
     """The ``model`` every reply names (default: the requested one)."""
+    model_answers: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Requested model -> its own ``answers`` (checked before ``answers``): several judges
+    on one server that disagree."""
     log: list[dict[str, Any]] = field(default_factory=list)
     generation: int = 0
     """Bumped by :meth:`configure`: a request received under an older script (one still
@@ -92,7 +95,8 @@ class ServerState:
 
     def key_for(self, prompt: str) -> str | None:
         """The script key found in ``prompt``: the longest key that occurs in it."""
-        keys = [k for k in (*self.answers, *self.faults, *self.logprobs) if k in prompt]
+        own = [k for answers in self.model_answers.values() for k in answers]
+        keys = [k for k in (*self.answers, *self.faults, *self.logprobs, *own) if k in prompt]
         return max(keys, key=len) if keys else None
 
     def next_fault(self, key: str | None) -> dict[str, Any] | None:
@@ -120,6 +124,7 @@ class ServerState:
             self.logprobs = {k: dict(v) for k, v in script.get("logprobs", {}).items()}
             self.fingerprint = script.get("fingerprint")
             self.served_model = script.get("served_model")
+            self.model_answers = {k: dict(v) for k, v in script.get("model_answers", {}).items()}
             self.rate_limited = set()
             self.log.clear()
             self.generation += 1
@@ -244,6 +249,7 @@ def build_app(state: ServerState) -> Any:
         entry["logprobs"] = bool(body.get("logprobs"))
         entry["guided_choice"] = body.get("guided_choice")
         entry["max_tokens"] = body.get("max_tokens")
+        entry["model"] = body.get("model")
         size: tuple[int, int] | None = None
         if image_url is not None and state.decode_images:
             try:
@@ -290,6 +296,8 @@ def build_app(state: ServerState) -> Any:
         if body.get("logprobs") and key is not None and key in state.logprobs:
             top = state.logprobs[key]
             text = max(top, key=lambda token: top[token]) if top else ""
+        elif key is not None and key in state.model_answers.get(body.get("model"), {}):
+            text = state.model_answers[body.get("model")][key]
         elif key is not None and key in state.answers:
             text = state.answers[key]
         else:

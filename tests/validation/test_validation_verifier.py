@@ -184,3 +184,23 @@ def test_the_command_against_a_loopback_server(tmp_path):
     assert report["n_unverified"] == 0
     assert report["judge"]["logprobs_used"] is False  # the server gives none: JSON p
     assert "macro-F1" in result.output
+
+
+def test_agreement_by_cosine_band(tmp_path):
+    """Lines with ``reference_steps`` are banded by each step's best cosine to them (hash
+    encoder: a step equal to a reference step has cosine 1, the top band)."""
+    path = write_labels(tmp_path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        line["reference_steps"] = [line["response"]["steps"][0]]  # the first step, verbatim
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    report = validate_verifier(config(path, threshold=0.5, encoder="hash"), scripted())
+    bands = report["by_band"]
+    assert list(bands) == ["<0.20", "[0.20,0.35)", "[0.35,0.50)", "[0.50,0.70)", ">=0.70"]
+    # The first steps a1 (T+ P+), b1 (T+ P-), c1 (T- P-) have cosine 1: 2 of 3 agree.
+    assert (bands[">=0.70"]["n_steps"], bands[">=0.70"]["agreement"]) == (3, pytest.approx(2 / 3))
+    # The rest (hash vectors of other sentences: cosine < 0.2): a2 T- P+, b2 T- P+, b3 T+ P+
+    # (a3 neutral and c2 unverified left out): 1 of 3.
+    assert (bands["<0.20"]["n_steps"], bands["<0.20"]["agreement"]) == (3, pytest.approx(1 / 3))
+    assert bands["[0.35,0.50)"]["agreement"] is None
+    assert validate_verifier(config(path, threshold=0.5), scripted())["by_band"] is None

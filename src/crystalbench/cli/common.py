@@ -195,15 +195,26 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
     # Which fact guard each run used, only when one did (the paper's table otherwise).
     guards = [getattr(summary, "config", {}).get("guard", "none") for _, summary in rows]
     guarded = any(guard != "none" for guard in guards)
-    caption = None
+    from crystalbench.scoring.verify import verifier_label
+
+    # The step verifier's figures, only when a run was verified (not in the paper).
+    verifiers = [verifier_label(getattr(summary, "verification", None)) for _, summary in rows]
+    checked = any(label != "none" for label in verifiers)
+    notes = []
     if len(set(guards)) > 1:
-        caption = "Runs with different fact guards are not comparable."
+        notes.append("Runs with different fact guards are not comparable.")
+    if checked and len(set(verifiers)) > 1:
+        notes.append("Runs with different verifiers are not comparable on the verifier's columns.")
+    caption = " ".join(notes) or None
     table = Table(title=title, show_lines=False, caption=caption)
     table.add_column("Model", style="bold")
     if guarded:
         table.add_column("Guard")
     for column in LEADERBOARD:
         table.add_column(column.header, justify="right")
+    if checked:
+        for header in ("Verified prec.", "Halluc. rate", "Unverified"):
+            table.add_column(header, justify="right")
     for count in TABLE_COUNTS:
         table.add_column(count.header, justify="right")
     # Pair accuracy (MMVP) only when a run has paired items; "-" for a run without.
@@ -225,6 +236,19 @@ def leaderboard_table(rows: Sequence[tuple[str, Any]], title: str | None = None)
                 str(pairs.n_pairs_incomplete),
             ]
         guard = [getattr(summary, "config", {}).get("guard", "none")] if guarded else []
+        verified = getattr(summary, "verification", None) if checked else None
+        if checked:
+            cells += (
+                ["-", "-", "-"]
+                if verified is None
+                else [
+                    *(
+                        "-" if value is None else f"{value:.3f}"
+                        for value in (verified.verified_precision, verified.hallucination_rate)
+                    ),
+                    str(verified.n_unverified),
+                ]
+            )
         table.add_row(name, *guard, *cells, *counts, *extra)
     return table
 

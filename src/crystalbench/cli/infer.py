@@ -44,6 +44,7 @@ from crystalbench.cli.score_options import (
     EXTRACTOR_FLAGS,
     GUARD_FLAG,
     THRESHOLD_FLAG,
+    VERIFY_FLAGS,
 )
 from crystalbench.inference.config import InferenceConfig, RunConfig
 
@@ -283,6 +284,7 @@ RUN_FLAGS: tuple[Flag, ...] = (
     THRESHOLD_FLAG,
     GUARD_FLAG,
     *EXTRACTOR_FLAGS,
+    *VERIFY_FLAGS,
     device_flag("scoring."),
     *cache_flags("scoring."),
     Flag("report", ("--report/--no-report",), "Write OUT/report.html", kind=bool),
@@ -473,11 +475,11 @@ def run(
     guarded = guard_line(done.scores.summary)
     if guarded is not None:
         console.print(guarded, highlight=False, markup=False)
-    from crystalbench.cli.verifier import extraction_line
+    from crystalbench.cli.verifier import extraction_line, verifier_line
 
-    extracted = extraction_line(done.scores.summary)
-    if extracted is not None:
-        console.print(extracted, highlight=False, markup=False)
+    for line in (verifier_line(done.scores.summary), extraction_line(done.scores.summary)):
+        if line is not None:
+            console.print(line, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
     track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:

@@ -61,7 +61,9 @@ VERIFY_FLAGS: tuple[Flag, ...] = (
     Flag(
         "scoring.verifier.model",
         ("--verifier-model",),
-        "Model name of the step verifier (with --verifier-url)",
+        "Model name of the step verifier (with --verifier-url); repeat it for several "
+        "judges (the majority decides, their agreement is reported)",
+        kind=list[str],
         metavar="NAME",
         param_name="verifier_model",
         default_text="none",

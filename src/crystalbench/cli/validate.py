@@ -471,8 +471,6 @@ def _print_panel(report: Any) -> None:
         console.print(table)
 
 
-
-
 VERIFIER_FLAGS: tuple[Flag, ...] = (
     Flag(
         "labels",
@@ -501,7 +499,8 @@ VERIFIER_FLAGS: tuple[Flag, ...] = (
     Flag(
         "verifier.model",
         ("--verifier-model",),
-        "Model name of the step verifier",
+        "Model name of the step verifier; repeat it for several judges (the majority decides)",
+        kind=list[str],
         metavar="NAME",
         param_name="verifier_model",
         required=True,

@@ -31,6 +31,7 @@ def verifier_line(summary: Any, name: str | None = None) -> str | None:
         f"{verified.n_rule_labelled} by rules (calls saved), {verified.n_unverified} "
         f"unverified | {verified.requests} requests, {verified.cache_hits} from cache, "
         f"{verified.prompt_tokens} + {verified.completion_tokens} tokens"
+        + _agreement(verified)
         + (f"; first error: {verified.first_error}" if verified.first_error else "")
     )
 
@@ -55,4 +56,17 @@ def extraction_line(summary: Any, name: str | None = None) -> str | None:
         f"{extracted.cache_hits} from cache, {extracted.prompt_tokens} + "
         f"{extracted.completion_tokens} tokens"
         + (f"; first error: {extracted.first_error}" if extracted.first_error else "")
+    )
+
+
+def _agreement(verified: Any) -> str:
+    """`` | N judges: alpha A over U steps`` with a panel; else nothing."""
+    agreement = getattr(verified, "agreement", None)
+    if agreement is None:
+        return ""
+    alpha = agreement.krippendorff_alpha
+    shown = "n/a" if alpha is None else f"{alpha:.3f}"
+    return (
+        f" | {len(agreement.judges)} judges: Krippendorff's alpha {shown} over "
+        f"{agreement.n_units} steps, {agreement.n_ties} ties"
     )

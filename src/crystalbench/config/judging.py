@@ -11,13 +11,20 @@ a run.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crystalbench.config.settings import JUDGE_MAX_RETRIES, JUDGE_TIMEOUT, OPENAI_API_KEY_ENV
 
-__all__ = ["VERIFY_MODES", "ExtractorConfig", "Price", "VerifierConfig", "VerifyMode"]
+__all__ = [
+    "VERIFY_MODES",
+    "ExtractorConfig",
+    "Price",
+    "VerifierConfig",
+    "VerifierJudge",
+    "VerifyMode",
+]
 
 VerifyMode = Literal["none", "unmatched", "all"]
 """Which predicted steps the verifier checks: none (the paper), those no reference step
@@ -47,17 +54,45 @@ class Price(BaseModel):
         ) / 1e6
 
 
+class VerifierJudge(BaseModel):
+    """One judge of a verifier panel (``verifier.judges``): a model, on the verifier's
+    endpoint unless it names its own."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    """Served model name."""
+    url: str | None = None
+    """Its base URL (``None``: the verifier's ``url``)."""
+    api_key_env: str | None = None
+    """Environment variable holding its key (``None``: the verifier's ``api_key_env``)."""
+
+
 class VerifierConfig(BaseModel):
     """The step verifier: an OpenAI-compatible vision-language model asked whether a
     predicted step is correct for the item's image and question (``docs/metrics.md``,
-    "Step verifier")."""
+    "Step verifier"), or a panel of several (``judges``) whose majority decides.
+
+    Examples:
+        >>> one = VerifierConfig(url="http://h/v1", model="a")
+        >>> [judge.model for judge in one.panel()], one.name
+        (['a'], 'a')
+        >>> two = VerifierConfig(url="http://h/v1", model=["a", "b"])
+        >>> [(judge.model, judge.url) for judge in two.panel()], two.name
+        ([('a', 'http://h/v1'), ('b', 'http://h/v1')], 'a+b')
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     url: str
     """Base URL of the endpoint, e.g. ``http://localhost:8000/v1``."""
-    model: str
-    """Served model name."""
+    model: str | None = None
+    """Served model name (one judge). Several names (``--verifier-model`` repeated, or a
+    list) make a panel, as ``judges`` does."""
+    judges: list[VerifierJudge] = Field(default_factory=list)
+    """Several judges at once (not with ``model``): each step gets every judge's label, the
+    majority decides (ties to the less favourable label), and the agreement between them
+    (Krippendorff's alpha) is reported beside the score (``docs/metrics.md``)."""
     api_key_env: str = OPENAI_API_KEY_ENV
     """Environment variable holding the key (``OPENAI_API_KEY`` may be unset)."""
     timeout: float = JUDGE_TIMEOUT
@@ -88,6 +123,59 @@ class VerifierConfig(BaseModel):
     prices: dict[str, Price] = Field(default_factory=dict)
     """Price per model name (the served name given in ``model``), for the cost estimate
     printed before a run."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _models_make_a_panel(cls, data: Any) -> Any:
+        """``model: [a, b]`` (``--verifier-model`` repeated) is the panel ``judges: [a, b]``;
+        a list of one is that model."""
+        if not isinstance(data, dict) or not isinstance(data.get("model"), (list, tuple)):
+            return data
+        names = list(data["model"])
+        if len(names) == 1:
+            return {**data, "model": names[0]}
+        if data.get("judges"):
+            raise ValueError("give the verifier's models or its judges, not both")
+        return {**data, "model": None, "judges": [{"model": name} for name in names]}
+
+    @model_validator(mode="after")
+    def _one_model_or_judges(self) -> VerifierConfig:
+        if self.model is not None and self.judges:
+            raise ValueError(
+                "give the verifier's model or its judges, not both (verifier.model "
+                f"{self.model!r}, verifier.judges {[j.model for j in self.judges]})"
+            )
+        if self.model is None and not self.judges:
+            raise ValueError(
+                "the verifier needs a model (--verifier-model, verifier.model) or judges "
+                "(verifier.judges)"
+            )
+        names = [judge.model for judge in self.judges]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"verifier judges must be distinct models: {', '.join(repeated)}")
+        return self
+
+    @property
+    def name(self) -> str:
+        """The model, or the panel's models joined by ``+``."""
+        return self.model if self.model is not None else "+".join(j.model for j in self.judges)
+
+    def panel(self) -> list[VerifierConfig]:
+        """One single-judge config per judge (the config itself without ``judges``)."""
+        if not self.judges:
+            return [self]
+        return [
+            self.model_copy(
+                update={
+                    "model": judge.model,
+                    "url": judge.url or self.url,
+                    "api_key_env": judge.api_key_env or self.api_key_env,
+                    "judges": [],
+                }
+            )
+            for judge in self.judges
+        ]
 
 
 class ExtractorConfig(BaseModel):
@@ -155,3 +243,8 @@ class VerifierValidationConfig(BaseModel):
     """Read and write the verifier's reply cache."""
     cache_dir: str | None = None
     """The cache folder (default ``$CRYSTALBENCH_CACHE_DIR``, ``~/.cache/crystalbench``)."""
+    encoder: str | None = None
+    """Sentence encoder of the cosine bands (``by_band``): each step of a line that carries
+    ``reference_steps`` is banded by its best cosine to them; ``None``: no bands."""
+    bands: tuple[float, ...] = (0.20, 0.35, 0.50, 0.70)
+    """Band edges (the paper's Table 3)."""

@@ -293,6 +293,8 @@ class OpenAIVerifier:
                 "read it: set verifier.probability to json or auto",
                 field="verifier.probability",
             )
+        if config.model is None:  # a panel's config: build_verifier makes one per judge
+            raise ValueError("OpenAIVerifier takes one judge: use judges.panel.build_verifier")
         self.config = config
         self.prompt = load_verify_prompt(config.prompt)
         cache_path = None

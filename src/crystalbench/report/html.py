@@ -61,7 +61,13 @@ from crystalbench.report.comparison import (
     compare_runs,
     config_value,
 )
-from crystalbench.report.leaderboard import LeaderboardRow, leaderboard_rows
+from crystalbench.report.leaderboard import (
+    VERIFIER_COLUMNS,
+    LeaderboardRow,
+    leaderboard_rows,
+    verified,
+    verifier_cells,
+)
 from crystalbench.report.loading import ReportWarning, RunData, load_runs, warn
 from crystalbench.statistics.intervals import (
     DEFAULT_CONFIDENCE,
@@ -150,6 +156,7 @@ def _run_items(
     ref_override: dict[str, list[str]] = {}
     order: dict[str, dict[str, Any]] = {}  # only items scored against a partial order
     vetoes: dict[str, list[list[Any]]] = {}  # only items with a pair the fact guard vetoed
+    verdicts: dict[str, list[list[Any]]] = {}  # only items with step verifier verdicts
     for k, it in enumerate(run.items):
         g = global_index[it.id]
         columns["pos"].append(g)
@@ -185,6 +192,12 @@ def _run_items(
         columns["nrc"].append(it.n_ref_chains)
         if it.vetoed:
             vetoes[str(k)] = [_veto_json(veto) for veto in it.vetoed]
+        if it.verdicts:
+            verdicts[str(k)] = [
+                [v.pred, v.label, None if v.p_correct is None else _round(v.p_correct, 3),
+                 v.judge, v.reason or v.error or ""]
+                for v in it.verdicts
+            ]  # fmt: skip
         canonical = canonical_refs[g]
         if canonical is None:
             canonical_refs[g] = list(it.ref_steps)
@@ -197,6 +210,7 @@ def _run_items(
         "ref": ref_override,
         **({"prec": order} if order else {}),
         **({"veto": vetoes} if vetoes else {}),
+        **({"verd": verdicts} if verdicts else {}),
     }
 
 
@@ -425,6 +439,18 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
             f'<th scope="col" data-key="{column.key}" data-type="num" title="{html.escape(hint)}">'
             f"{html.escape(column.header)}</th>"
         )
+    checked = verified(rows)  # the step verifier's columns, only when a run was verified
+    if checked:
+        head.append(
+            '<th scope="col" data-key="verifier" data-type="text" class="verifier" title="The '
+            "step verifier of the run (not in the paper); runs with different verifiers are "
+            'not comparable on its columns">Verifier</th>'
+        )
+        for key, header in VERIFIER_COLUMNS:
+            head.append(
+                f'<th scope="col" data-key="{key}" data-type="num" class="verifier">'
+                f"{html.escape(header)}</th>"
+            )
     for count in TABLE_COUNTS:
         head.append(
             f'<th scope="col" data-key="{count.key}" data-type="num" '
@@ -458,6 +484,15 @@ def _leaderboard_html(rows: Sequence[LeaderboardRow], colors: Sequence[str]) -> 
                 f'<span class="v">{format_number(interval.estimate, kind)}</span>'
                 f'<span class="ci">{ci}</span></td>'
             )
+        if checked:
+            cells.append(
+                f'<td class="verifier" data-value="{html.escape(row.verifier)}">'
+                f"<code>{html.escape(row.verifier)}</code></td>"
+            )
+            for (key, _), text in zip(VERIFIER_COLUMNS, verifier_cells(row), strict=True):
+                value = getattr(row, key) if row.verifier != "none" else None
+                data = "" if value is None else repr(value)
+                cells.append(f'<td data-value="{data}">{html.escape(text)}</td>')
         for count in TABLE_COUNTS:
             value = getattr(row, count.key)
             cells.append(f'<td data-value="{value}">{value}</td>')
@@ -486,6 +521,7 @@ _PROVENANCE_FIELDS: tuple[tuple[str, str], ...] = (
     ("compat", "Compat mode"),
     ("answer_rules", "Answer rules"),
     ("guard", "Fact guard"),
+    ("verifier", "Step verifier"),
     ("judge", "Answer judge"),
     ("package_version", "crystalbench version"),
     ("prompt_hash", "Prompt hash"),
@@ -577,6 +613,19 @@ def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
             f"Encoder {encoder!r} differs from the paper's {ENCODER}: numbers "
             "are not comparable with the paper's tables."
         )
+    verifiers = {run.verifier for run in runs}
+    if verifiers != {"none"}:
+        text = (
+            "Step verifier (an extension, not in the paper): "
+            + "; ".join(f"{run.name}: {run.verifier}" for run in runs)
+            + "."
+        )
+        if len(verifiers) > 1:
+            text += (
+                " Runs with different verifiers are not comparable on verified precision and "
+                "hallucination rate."
+            )
+        out.append(text)
     guarded = [run.name for run in runs if run.guard != "none"]
     if guarded:
         out.append(

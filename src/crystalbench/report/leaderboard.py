@@ -92,6 +92,17 @@ class LeaderboardRow(Record):
     """Items with at least one vetoed pair."""
     pairs: PairSummary | None = None
     """Question and pair accuracy of the paired items (MMVP); ``None`` when none is paired."""
+    verifier: str = "none"
+    """Who verified the run's steps (:attr:`~crystalbench.report.loading.RunData.verifier`;
+    ``none``: no verifier, the paper)."""
+    verified_precision: float | None = None
+    """The verifier's (matched or supported) / (predicted - unverified) steps."""
+    hallucination_rate: float | None = None
+    """The verifier's ``wrong_perception`` / (predicted - unverified) steps."""
+    n_unverified: int = 0
+    """Steps the verifier left without a label (failed calls)."""
+    verifier_alpha: float | None = None
+    """A verifier panel's Krippendorff's alpha (``None``: one judge, or undefined)."""
 
 
 def leaderboard_rows(
@@ -152,11 +163,87 @@ def leaderboard_rows(
                 pairs=summarize_pairs(
                     (item.pair, item.pair_size, item.answer_correct is True) for item in run.items
                 ),
+                **_verifier_fields(run),
             )
         )
     if sort_by is not None:
         rows.sort(key=lambda row: row.metrics[sort_by].estimate, reverse=descending)
     return rows
+
+
+def _verifier_fields(run: RunData) -> dict[str, object]:
+    """The row's verifier fields (empty without a verifier: the row's defaults)."""
+    verified = run.summary.verification
+    if verified is None:
+        return {}
+    agreement = verified.agreement
+    return {
+        "verifier": run.verifier,
+        "verified_precision": verified.verified_precision,
+        "hallucination_rate": verified.hallucination_rate,
+        "n_unverified": verified.n_unverified,
+        "verifier_alpha": agreement.krippendorff_alpha if agreement is not None else None,
+    }
+
+
+VERIFIER_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("verified_precision", "Verified prec."),
+    ("hallucination_rate", "Halluc. rate"),
+    ("n_unverified", "Unverified"),
+)
+"""The verifier's columns (key, header), shown when a run was verified."""
+
+
+def verified(rows: Sequence[LeaderboardRow]) -> bool:
+    """Whether a run was verified (the verifier's columns are shown only then)."""
+    return any(row.verifier != "none" for row in rows)
+
+
+def verifier_cells(row: LeaderboardRow) -> list[str]:
+    """The verifier's columns of one row (``-`` for a run without a verifier)."""
+    if row.verifier == "none":
+        return ["-" for _ in VERIFIER_COLUMNS]
+    return [
+        "-" if row.verified_precision is None else f"{row.verified_precision:.3f}",
+        "-" if row.hallucination_rate is None else f"{row.hallucination_rate:.3f}",
+        str(row.n_unverified),
+    ]
+
+
+def verifier_note(rows: Sequence[LeaderboardRow]) -> str | None:
+    """The line under a leaderboard with a verified run: what the columns mean, which
+    verifier each run used, and that runs with different verifiers are not comparable;
+    ``None`` when no run was verified.
+
+    Examples:
+        >>> from crystalbench.statistics.intervals import Interval
+        >>> ci = {k: Interval(estimate=0.5, low=0.4, high=0.6) for k in METRIC_KEYS}
+        >>> rows = [LeaderboardRow(name=n, results_dir="r", metrics=ci, n_items=3, n_scored=3,
+        ...     n_missing=0, n_parse_failed=0, n_judge_unscored=0, verifier=v)
+        ...     for n, v in (("a", "x (unmatched)"), ("b", "y (unmatched)"))]
+        >>> print(verifier_note(rows))
+        Verifier (an extension, not in the paper): verified precision counts matched or supported steps, hallucination rate the steps that state what the image does not show, over predicted steps less unverified ones. a: x (unmatched); b: y (unmatched). Runs with different verifiers are NOT comparable on these columns.
+    """  # noqa: E501
+    if not verified(rows):
+        return None
+    note = (
+        "Verifier (an extension, not in the paper): verified precision counts matched or "
+        "supported steps, hallucination rate the steps that state what the image does not "
+        "show, over predicted steps less unverified ones. "
+        + "; ".join(
+            f"{row.name}: {row.verifier}"
+            + (
+                f", judges' alpha {row.verifier_alpha:.3f}"
+                if row.verifier_alpha is not None
+                else ""
+            )
+            for row in rows
+        )
+        + "."
+    )
+    if len({row.verifier for row in rows}) > 1:
+        note += " Runs with different verifiers are NOT comparable on these columns."
+    return note
 
 
 def _best(rows: Sequence[LeaderboardRow]) -> dict[str, set[int]]:
@@ -197,10 +284,12 @@ def render_markdown(
     best = _best(rows) if bold_best else {}
     paired = _has_pairs(rows)
     guarded = _guarded(rows)
+    checked = verified(rows)
     header = [
         "Model",
         *(["Guard"] if guarded else []),
         *(column.header for column in TABLE2),
+        *(header for _, header in VERIFIER_COLUMNS if checked),
         *(count.header for count in PAPER_TABLE_COUNTS),
         *(column.header for column in PAIR_METRICS if paired),
     ]
@@ -218,6 +307,7 @@ def render_markdown(
             if intervals:
                 text += f" {_interval_text(interval, column.number_format)}"
             cells.append(text)
+        cells += verifier_cells(row) if checked else []
         cells += _count_cells(row)
         cells += _pair_cells(row) if paired else []
         lines.append("| " + " | ".join(cells) + " |")
@@ -231,10 +321,10 @@ def render_markdown(
     if paired:
         lines.append("")
         lines.append(_pair_note(rows))
-    note = guard_note(rows)
-    if note is not None:
-        lines.append("")
-        lines.append(note)
+    for note in (guard_note(rows), verifier_note(rows)):
+        if note is not None:
+            lines.append("")
+            lines.append(_md_escape(note) if note.startswith("Verifier") else note)
     return "\n".join(lines) + "\n"
 
 
@@ -320,7 +410,10 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
     for key in METRIC_KEYS:
         header += [key, f"{key}_low", f"{key}_high"]
     paired = _has_pairs(rows)
+    checked = verified(rows)
+    verifier_keys = ["verifier", *(key for key, _ in VERIFIER_COLUMNS), "verifier_alpha"]
     header += [
+        *(verifier_keys if checked else []),
         *(count.key for count in COUNTS),
         *([*(c.key for c in PAIR_METRICS), *PAIR_COUNTS] if paired else []),
         "confidence",
@@ -338,6 +431,10 @@ def render_csv(rows: Sequence[LeaderboardRow]) -> str:
         if paired:
             keys = [*(c.key for c in PAIR_METRICS), *PAIR_COUNTS]
             pair_values = ["" if row.pairs is None else getattr(row.pairs, key) for key in keys]
+        if checked:
+            values += [
+                "" if getattr(row, key) is None else getattr(row, key) for key in verifier_keys
+            ]
         values += [
             *(getattr(row, count.key) for count in COUNTS),
             *pair_values,
@@ -396,18 +493,23 @@ def render_latex(
             )
     paired = _has_pairs(rows)
     guarded = _guarded(rows)
-    note = guard_note(rows)
-    if note is not None:
-        caption = f"{caption} {latex_escape(note)}"
+    for note in (guard_note(rows), verifier_note(rows)):
+        if note is not None:
+            caption = f"{caption} {latex_escape(note)}"
+    checked = verified(rows)
     pair_columns = PAIR_METRICS if paired else ()
+    n_verifier = len(VERIFIER_COLUMNS) if checked else 0
     columns = (
-        "l" + "l" * guarded + "r" * (len(TABLE2) + len(PAPER_TABLE_COUNTS) + len(pair_columns))
+        "l"
+        + "l" * guarded
+        + "r" * (len(TABLE2) + n_verifier + len(PAPER_TABLE_COUNTS) + len(pair_columns))
     )
     header = " & ".join(
         [
             "Model",
             *(["Guard"] if guarded else []),
             *(latex_escape(c.header) for c in TABLE2),
+            *(latex_escape(header) for _, header in VERIFIER_COLUMNS if checked),
             *(latex_escape(c.header) for c in PAPER_TABLE_COUNTS),
             *(latex_escape(c.header) for c in pair_columns),
         ]
@@ -432,6 +534,7 @@ def render_latex(
             if intervals:
                 text += f" {{\\scriptsize {_interval_text(interval, column.number_format)}}}"
             cells.append(text)
+        cells += verifier_cells(row) if checked else []
         cells += _count_cells(row)
         cells += _pair_cells(row) if paired else []
         lines.append(" & ".join(cells) + " \\\\")

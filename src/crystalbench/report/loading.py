@@ -119,6 +119,16 @@ class RunData:
         written before the guard existed)."""
         return str(self.config.get("guard") or "none")
 
+    @property
+    def verifier(self) -> str:
+        """Who verified the run's steps (``none``: no verifier, the paper): the judge's
+        model (a panel's joined by ``+``), the mode and the prompt with its hash's first 8
+        characters, e.g. ``vlm (unmatched, verify_step_v1@1a2b3c4d)``. Two runs are
+        comparable on the verifier's figures only when this is the same."""
+        from crystalbench.scoring.verify import verifier_label
+
+        return verifier_label(self.summary.verification)
+
     def prompt_hash(self) -> str | None:
         """The prompt hash from the config or a manifest file of the folder, when recorded."""
         found = find_key(self.config, "prompt_hash") or find_key(self.manifest, "prompt_hash")
@@ -136,6 +146,7 @@ class RunData:
             "compat": config.get("compat"),
             "answer_rules": config.get("answer_rules"),
             "guard": self.guard,
+            "verifier": self.verifier,
             "judge": config.get("judge_identity") or _judge_label(config.get("judge")),
             "package_version": config.get("package_version"),
             "schema_version": self.summary.schema_version,

@@ -551,6 +551,16 @@ def make_breakdown(
         f1=signals.step_f1,
         weights=weights,
     )
+    w = weights or RewardWeights()
+    if (
+        components is not None
+        and w.verified_precision > 0.0
+        and signals.verified_precision is not None
+    ):  # the step verifier's term (off by default: the paper's rewards)
+        components = {
+            **components,
+            "verified_precision": w.verified_precision * signals.verified_precision,
+        }
     total = None if components is None else sum(components.values())
     return RewardBreakdown(
         **signals.model_dump(), kind=kind, components=components or {}, total=total

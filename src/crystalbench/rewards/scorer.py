@@ -182,6 +182,11 @@ class RewardScorer:
             or ``facts-strict`` (besides, a step that contradicts the reference step it
             restates matches nothing: the one to train with). Not the step ``guards``
             above, which block repeats and question copies.
+        verifier: A step verifier (:class:`~crystalbench.judges.verifier.StepVerifier`,
+            e.g. :func:`crystalbench.judges.panel.build_verifier`), asked about each passing
+            completion's unmatched steps when ``weights.verified_precision`` is above 0: the
+            signals get ``verified_precision`` and the reward its weighted term. Off by
+            default (no verifier, or weight 0: no call, every number as before).
 
     Examples:
         >>> from crystalbench.encoders import HashEncoder
@@ -209,6 +214,7 @@ class RewardScorer:
         memo_size: int = 16_384,
         best_reference_chain: bool = REWARDS_BEST_REFERENCE_CHAIN,
         guard: GuardKind | str = GUARD,
+        verifier: Any = None,
     ) -> None:
         if kind not in REWARD_KINDS:
             from crystalbench.errors import UnknownNameError
@@ -239,6 +245,7 @@ class RewardScorer:
         self._steps = ItemScorer(self.match_rules, filters=filters)
         self._memo = _LRU(memo_size)
         self._lock = threading.Lock()
+        self.verifier = verifier if self.weights.verified_precision > 0.0 else None
 
     @property
     def store(self) -> EmbeddingStore | None:
@@ -264,6 +271,9 @@ class RewardScorer:
             "guards": self.guards.model_dump(),
             "guard": self.guard,
             "judge_identity": _judge_identity(self.judge),
+            **(
+                {"verifier_identity": self.verifier.identity()} if self.verifier is not None else {}
+            ),
         }
 
     # ------------------------------------------------------------------ scoring
@@ -367,13 +377,20 @@ class RewardScorer:
             if prompt is None:
                 prompt = prompts[id(item)] = prompt_text(item)
             guarded[row] = guard_steps(checks[row].steps, prompt, self.guards)
+        matched_steps: list[set[int]] = []
         step_scores = self._score_steps(
             [guarded[row] for row in step_rows],
             [refs[row] for row in step_rows],
             [items[row] for row in step_rows],
+            matched_steps,
         )
         scores = {row: score for row, (score, _) in zip(step_rows, step_scores, strict=True)}
         best_refs = {row: n for row, (_, n) in zip(step_rows, step_scores, strict=True)}
+        verified: dict[int, tuple[float | None, int]] = {}
+        if self.verifier is not None and step_rows:
+            verified = self._verify(
+                step_rows, [guarded[row] for row in step_rows], matched_steps, items
+            )
 
         for row in todo:
             signals = make_signals(
@@ -384,6 +401,11 @@ class RewardScorer:
                 steps=scores.get(row),
                 guarded=guarded.get(row),
             )
+            if row in verified:
+                precision, unverified = verified[row]
+                signals = signals.model_copy(
+                    update={"verified_precision": precision, "n_unverified": unverified}
+                )
             results[row] = signals
             self._memo.put(keys[row], signals)
         return [r for r in results if r is not None]
@@ -404,8 +426,11 @@ class RewardScorer:
         predicted: Sequence[GuardedSteps],
         references: Sequence[Sequence[Sequence[str]]],
         items: Sequence[BenchmarkItem | None],
+        matched_steps: list[set[int]] | None = None,
     ) -> list[tuple[StepScores, int]]:
-        """Each completion's best step scores over its chains, with that chain's length."""
+        """Each completion's best step scores over its chains, with that chain's length
+        (and, into ``matched_steps``, the indices of ``allowed`` steps its best chain
+        matched)."""
         if not predicted:
             return []
         vectors = self._embed(
@@ -422,23 +447,65 @@ class RewardScorer:
                 else np.zeros((0, dim), dtype=np.float32)
             )
             best: tuple[StepScores, int] | None = None
+            best_pairs: set[int] = set()
             for ref in chains:
                 if not ref:
                     continue
                 ref_vectors = np.stack([vectors[s] for s in ref])
                 context = ChainContext(item, steps.rules)  # the fact guard reads its options
-                matched = len(
-                    steps.matches(
-                        steps.candidates(pred, ref_vectors, guarded.allowed, ref, context)
-                    )
+                pairs = steps.matches(
+                    steps.candidates(pred, ref_vectors, guarded.allowed, ref, context)
                 )
+                matched = len(pairs)
                 score = StepScores(
                     matched, *precision_recall_f1(matched, guarded.n_steps, len(ref))
                 )
                 if best is None or score.f1 > best[0].f1:  # a tie keeps the lower index
                     best = (score, len(ref))
+                    best_pairs = {i for i, _, _ in pairs}
             assert best is not None  # step rows have a chain with steps
             out.append(best)
+            if matched_steps is not None:
+                matched_steps.append(best_pairs)
+        return out
+
+    def _verify(
+        self,
+        rows: Sequence[int],
+        guarded: Sequence[GuardedSteps],
+        matched: Sequence[set[int]],
+        items: Sequence[BenchmarkItem | None],
+    ) -> dict[int, tuple[float | None, int]]:
+        """``row -> (verified_precision, unverified steps)``: the verifier on every
+        unmatched allowed step of the batch, in one call (filler labelled without one)."""
+        from crystalbench.judges.verifier import StepCheck
+        from crystalbench.scoring.verify import is_filler, item_question
+
+        asks: list[tuple[int, StepCheck]] = []
+        for position, (row, steps, found) in enumerate(zip(rows, guarded, matched, strict=True)):
+            item = items[row]
+            assert item is not None
+            for k, step in enumerate(steps.allowed):
+                if k in found or is_filler(step):
+                    continue
+                check = StepCheck(
+                    item_question(item), step, tuple(steps.allowed[:k]), image=item.image
+                )
+                asks.append((position, check))
+        assert self.verifier is not None
+        answers = self.verifier.verify_many([check for _, check in asks]) if asks else []
+        supported = [0] * len(rows)
+        unverified = [0] * len(rows)
+        for (position, _), verdict in zip(asks, answers, strict=True):
+            if verdict.label is None:
+                unverified[position] += 1
+            elif verdict.label == "supported":
+                supported[position] += 1
+        out: dict[int, tuple[float | None, int]] = {}
+        for position, row in enumerate(rows):
+            counted = guarded[position].n_steps - unverified[position]
+            good = len(matched[position]) + supported[position]
+            out[row] = (good / counted if counted else None, unverified[position])
         return out
 
     def _embed(self, predicted: list[str], references: list[str]) -> dict[str, np.ndarray]:

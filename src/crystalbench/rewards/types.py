@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from crystalbench.defaults import CPR_ANSWER_WEIGHT, CPR_STEP_WEIGHT, CPR_WRONG_DISCOUNT
 from crystalbench.types import BenchmarkItem, Record
@@ -140,6 +140,21 @@ class RewardWeights(Record):
     """s_w: CPR's weight on step F1."""
     cpr_wrong_discount: float = Field(CPR_WRONG_DISCOUNT, ge=0.0, le=1.0)
     """lambda: CPR's discount on the step term when the answer is wrong."""
+    verified_precision: float = Field(0.0, ge=0.0)
+    """Weight of the step verifier's term (not in the paper; 0: off, every reward as
+    before): ``verified_precision`` times this is added to the reward of every kind, when
+    the scorer has a verifier and the completion's figure could be computed. Absent from
+    dumps when 0."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unused_verifier_weight(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        """Weights without the verifier's term dump what they dumped before it existed."""
+        data: dict[str, Any] = handler(self)
+        if self.verified_precision == 0.0:
+            data.pop("verified_precision", None)
+        return data
 
 
 class RewardSignals(Record):
@@ -172,6 +187,24 @@ class RewardSignals(Record):
     """Matched / reference steps; ``None`` when no reference steps were given."""
     step_f1: float | None = None
     """Match F1 (0 when the format failed); ``None`` when no reference steps were given."""
+    verified_precision: float | None = None
+    """With a step verifier (:class:`~crystalbench.rewards.scorer.RewardScorer`'s
+    ``verifier``, weight ``verified_precision`` above 0): (matched or ``supported``
+    steps) / (predicted steps - unverified); steps blocked by the step guards count as not
+    supported, filler as ``irrelevant`` without a call. ``None`` (and absent from dumps):
+    no verifier, or no step left to count."""
+    n_unverified: int = 0
+    """Steps the verifier left without a label (failed calls); absent from dumps when 0."""
+
+    @model_serializer(mode="wrap")
+    def _omit_unused_verifier(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Signals without a verifier dump what they dumped before it existed."""
+        data: dict[str, Any] = handler(self)
+        if self.verified_precision is None:
+            data.pop("verified_precision", None)
+        if self.n_unverified == 0:
+            data.pop("n_unverified", None)
+        return data
 
 
 class RewardBreakdown(RewardSignals):

@@ -51,6 +51,7 @@ def evaluate(
     *,
     encoder: Encoder | None = None,
     judge: Any = None,
+    verifier: Any = None,
     store: EmbeddingStore | None = None,
     progress: ProgressHook | None = None,
     out_dir: str | Path | None = None,
@@ -64,6 +65,10 @@ def evaluate(
         config: Scoring configuration; paper defaults when ``None``.
         encoder: Encoder to use instead of building ``config.encoder``.
         judge: Free-form answer judge instead of building ``config.judge``.
+        verifier: Step verifier (a :class:`~crystalbench.judges.verifier.StepVerifier`)
+            instead of building ``config.verifier``; used only when ``config.verify`` is not
+            ``none`` (``ScoreConfig(verify="unmatched", verifier=VerifierConfig(...))``: the
+            same options as ``crystal score --verify``).
         store: Embedding cache instead of the default one.
         progress: ``hook(stage, advance, total)`` for progress bars.
         out_dir: When given, ``examples.jsonl`` and ``summary.json`` are written there as
@@ -93,7 +98,9 @@ def evaluate(
     """
     config = config or ScoreConfig()
     predictions = as_prediction_set(predictions)
-    engine = ScoringEngine(config, encoder=encoder, judge=judge, store=store, progress=progress)
+    engine = ScoringEngine(
+        config, encoder=encoder, judge=judge, verifier=verifier, store=store, progress=progress
+    )
     scored = ScoredSet.checked(
         "", benchmark, predictions, lenient=config.lenient, keep_items=keep_items
     )

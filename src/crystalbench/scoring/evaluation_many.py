@@ -304,6 +304,7 @@ def evaluate_many(
     *,
     encoder: Encoder | None = None,
     judge: object = None,
+    verifier: object = None,
     store: EmbeddingStore | None = None,
     progress: ProgressHook | None = None,
     out_dir: str | Path | None = None,
@@ -326,6 +327,10 @@ def evaluate_many(
         config: Scoring configuration; paper defaults when ``None``.
         encoder: Encoder to use instead of building ``config.encoder``.
         judge: Free-form answer judge instead of building ``config.judge``.
+        verifier: Step verifier (a :class:`~crystalbench.judges.verifier.StepVerifier`)
+            instead of building ``config.verifier``; used only when ``config.verify`` is not
+            ``none`` (``ScoreConfig(verify="unmatched", verifier=VerifierConfig(...))``: the
+            same options as ``crystal score --verify``).
         store: Embedding cache instead of the default one.
         progress: ``hook(stage, advance, total)``; stages ``parse``, ``encode`` and
             ``score``, each across all sets.
@@ -367,7 +372,9 @@ def evaluate_many(
     """
     config = config or ScoreConfig()
     began = time.perf_counter()
-    engine = ScoringEngine(config, encoder=encoder, judge=judge, store=store, progress=progress)
+    engine = ScoringEngine(
+        config, encoder=encoder, judge=judge, verifier=verifier, store=store, progress=progress
+    )
     out = Path(out_dir) if out_dir is not None else None
     failures: list[FailedSet] = []
     sets: list[ScoredSet] = []

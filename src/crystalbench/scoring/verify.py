@@ -25,6 +25,12 @@ step); the set's ``summary.json`` gets ``verification``
   denominators, never scored as wrong (a matched step whose check failed in ``all`` mode
   still counts as matched, in both).
 
+With several judges (``verifier.judges``; :mod:`crystalbench.judges.panel`) each verdict is
+their majority, with each judge's label in ``votes``; the summary's ``agreement``
+(:class:`~crystalbench.types.PanelAgreement`, :func:`panel_agreement`) says how far they
+agree (Krippendorff's alpha over the steps they were asked about) and scores each judge
+alone.
+
 ``verify="none"`` (the default, the paper) adds nothing: records and summaries are those of a
 run without this module.
 """
@@ -44,6 +50,8 @@ from crystalbench.judges.verifier import LABELS, StepCheck, StepVerifier
 from crystalbench.types import (
     BenchmarkItem,
     ItemResult,
+    JudgeFigures,
+    PanelAgreement,
     StepLabel,
     StepVerdict,
     VerificationCounts,
@@ -55,8 +63,11 @@ __all__ = [
     "GUARD_LABELS",
     "SetVerification",
     "Verification",
+    "call_stats",
     "is_filler",
     "item_question",
+    "panel_agreement",
+    "verifier_label",
 ]
 
 FILLER = re.compile(
@@ -157,6 +168,124 @@ class _Tally:
         )
 
 
+def _as_judged_by(verdicts: Sequence[StepVerdict], judge: str) -> list[StepVerdict]:
+    """The verdicts with one judge's vote in place of the majority (rule verdicts kept)."""
+    return [
+        verdict
+        if verdict.votes is None
+        else verdict.model_copy(update={"label": verdict.votes.get(judge), "votes": None})
+        for verdict in verdicts
+    ]
+
+
+def panel_agreement(
+    votes: Sequence[dict[str, StepLabel | None]],
+    majority: Sequence[StepLabel | None],
+    judges: Sequence[str],
+    tallies: dict[str, VerificationCounts],
+    n_ties: int = 0,
+) -> PanelAgreement:
+    """The agreement of a panel over the steps it was asked about.
+
+    Args:
+        votes: Per step, each judge's label (``None``: its call failed).
+        majority: Per step, the panel's label.
+        judges: The judges (``model:<name>``), in order.
+        tallies: Each judge's figures scored alone.
+        n_ties: Steps whose vote tied.
+
+    Examples:
+        >>> votes = [{"a": "supported", "b": "supported"}, {"a": "wrong_logic", "b": "supported"},
+        ...          {"a": "wrong_logic", "b": "wrong_logic"}]
+        >>> top = ["supported", "wrong_logic", "wrong_logic"]
+        >>> out = panel_agreement(votes, top, ["a", "b"], {})
+        >>> out.n_units, round(out.percent_agreement, 3), round(out.krippendorff_alpha, 3)
+        (3, 0.667, 0.444)
+    """
+    from crystalbench.statistics.agreement import krippendorff_alpha
+
+    units = [[label for label in step.values() if label is not None] for step in votes]
+    pairable = [unit for unit in units if len(unit) >= 2]
+    binary = [["supported" if x == "supported" else "not" for x in unit] for unit in pairable]
+    agreeing = sum(1 for unit in pairable if len(set(unit)) == 1)
+    by_judge = {}
+    for judge in judges:
+        given = [(step.get(judge), top) for step, top in zip(votes, majority, strict=True)]
+        labelled = [(mine, top) for mine, top in given if mine is not None]
+        counts = tallies.get(judge)
+        by_judge[judge] = JudgeFigures(
+            verified_precision=counts.verified_precision if counts else None,
+            hallucination_rate=counts.hallucination_rate if counts else None,
+            n_unverified=counts.n_unverified if counts else 0,
+            labels=dict(counts.labels) if counts else {},
+            agreement_with_majority=(
+                sum(1 for mine, top in labelled if mine == top) / len(labelled)
+                if labelled
+                else None
+            ),
+        )
+    return PanelAgreement(
+        judges=list(judges),
+        n_units=len(pairable),
+        krippendorff_alpha=krippendorff_alpha(pairable),
+        krippendorff_alpha_supported=krippendorff_alpha(binary),
+        percent_agreement=agreeing / len(pairable) if pairable else None,
+        n_ties=n_ties,
+        by_judge=by_judge,
+    )
+
+
+def _clients(verifier: object) -> list[Any]:
+    """The judge clients behind a verifier (a panel's, one each)."""
+    members = getattr(verifier, "members", None)
+    found = members if members is not None else [verifier]
+    return [client for m in found if (client := getattr(m, "client", None)) is not None]
+
+
+def verifier_label(verified: VerificationSummary | None) -> str:
+    """Who verified a run, as the leaderboard shows it: the judge's model (a panel's joined
+    by ``+``), the mode, the prompt with its hash's first 8 characters, and the options that
+    change a verdict; ``none`` without a verifier. Runs are comparable on the verifier's
+    figures only when this is the same.
+
+    Examples:
+        >>> summary = VerificationSummary(
+        ...     n_steps=1, n_matched=1, n_checked=0, n_unverified=0, verified_precision=1.0,
+        ...     hallucination_rate=0.0, labels={}, label_shares={}, mode="unmatched",
+        ...     judge={"model": "vlm", "prompt_name": "verify_step_v1", "prompt_hash": "ab" * 32},
+        ...     n_rule_labelled=0, n_model_verdicts=0, requests=0, cache_hits=0,
+        ...     prompt_tokens=0, completion_tokens=0, unclosed_think=0)
+        >>> verifier_label(summary), verifier_label(None)
+        ('vlm (unmatched, verify_step_v1@abababab)', 'none')
+    """
+    if verified is None:
+        return "none"
+    judge = verified.judge
+    members = judge.get("judges") or [judge]
+    prompts = sorted(
+        {f"{m.get('prompt_name', '?')}@{str(m.get('prompt_hash', ''))[:8]}" for m in members}
+    )
+    options = sorted(
+        {
+            f"{key}={m[key]}"
+            for m in members
+            for key in ("with_reference", "probability")
+            if m.get(key) not in (None, False, "auto")
+        }
+    )
+    return f"{judge.get('model', '?')} ({', '.join([verified.mode, *prompts, *options])})"
+
+
+def call_stats(verifier: object) -> dict[str, Any]:
+    """Requests, cache hits and tokens of every client behind a verifier, summed."""
+    total: dict[str, int] = {}
+    for client in _clients(verifier):
+        for key, value in client.stats.record().items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
+
+
 class SetVerification:
     """The verifier step of one prediction set: labels its chunks and tallies them.
 
@@ -176,6 +305,12 @@ class SetVerification:
         self.overall = _Tally()
         self.by_source: dict[str, _Tally] = {}
         self.by_difficulty: dict[str, _Tally] = {}
+        self.judge_tallies: dict[str, _Tally] = {}
+        """With a panel: each judge scored alone."""
+        self.votes: list[dict[str, StepLabel | None]] = []
+        """With a panel: each judge's label of every step the model was asked about."""
+        self.majority: list[StepLabel | None] = []
+        self.n_ties = 0
 
     def steps_to_check(self, result: ItemResult) -> list[int]:
         """The predicted step indices that need a verdict."""
@@ -237,6 +372,12 @@ class SetVerification:
         answers = self.verifier.verify_many([check for _, _, check in asks]) if asks else []
         for (position, pred, _), verdict in zip(asks, answers, strict=True):
             per_item[position].append(verdict.model_copy(update={"pred": pred}))
+            if verdict.votes is not None:
+                from crystalbench.judges.panel import is_tie
+
+                self.votes.append(dict(verdict.votes))
+                self.majority.append(verdict.label)
+                self.n_ties += is_tie(verdict)
             if verdict.label is None:
                 self.first_error = self.first_error or verdict.error
             else:
@@ -250,14 +391,28 @@ class SetVerification:
                 self.by_difficulty.setdefault(str(result.difficulty), _Tally()),
             ):
                 tally.add(result, verdicts)
+            for judge in getattr(self.verifier, "names", None) or []:
+                own = _as_judged_by(verdicts, f"model:{judge}")
+                self.judge_tallies.setdefault(f"model:{judge}", _Tally()).add(result, own)
             updated.append(result.model_copy(update={"verdicts": verdicts}))
         return updated
 
     def summary(self) -> VerificationSummary:
         """The set's ``verification`` block."""
         identity = dict(self.verifier.identity())
-        client = getattr(self.verifier, "client", None)
-        stats = client.stats.record() if client is not None else {}
+        stats = call_stats(self.verifier)
+        clients = _clients(self.verifier)
+        names = getattr(self.verifier, "names", None)
+        agreement = None
+        if names:
+            judges = [f"model:{name}" for name in names]
+            agreement = panel_agreement(
+                self.votes,
+                self.majority,
+                judges,
+                {judge: self.judge_tallies.get(judge, _Tally()).counts() for judge in judges},
+                self.n_ties,
+            )
         return VerificationSummary(
             **self.overall.counts().model_dump(),
             mode=self.mode,
@@ -269,8 +424,9 @@ class SetVerification:
             prompt_tokens=int(stats.get("prompt_tokens", 0)),
             completion_tokens=int(stats.get("completion_tokens", 0)),
             unclosed_think=int(stats.get("unclosed_think", 0)),
-            dry_run=bool(getattr(client, "dry_run", False)),
+            dry_run=any(bool(getattr(client, "dry_run", False)) for client in clients),
             first_error=self.first_error,
+            agreement=agreement,
             by_source={k: t.counts() for k, t in sorted(self.by_source.items())},
             by_difficulty={k: t.counts() for k, t in sorted(self.by_difficulty.items())},
         )
@@ -316,9 +472,9 @@ class Verification:
             return None
         assert config.verifier is not None  # the config checks it
         if verifier is None:
-            from crystalbench.judges.verifier import OpenAIVerifier
+            from crystalbench.judges.panel import build_verifier
 
-            verifier = OpenAIVerifier(
+            verifier = build_verifier(
                 config.verifier, cache_dir=config.cache_dir, use_cache=config.use_cache
             )
         return cls(verifier, config.verifier, config.verify)
@@ -355,11 +511,19 @@ class Verification:
                     steps += 1
                     prompt_tokens += tokens * (2 if yes_no else 1)
                     completion_tokens += self.config.max_tokens + (1 if yes_no else 0)
-        price = self.config.prices.get(self.config.model)
-        cost = price.cost(prompt_tokens, completion_tokens) if price is not None else None
+        judges = [str(judge.model) for judge in self.config.panel()]
+        prices = [self.config.prices.get(judge) for judge in judges]
+        cost = (
+            sum(p.cost(prompt_tokens, completion_tokens) for p in prices if p is not None)
+            if all(p is not None for p in prices)
+            else None
+        )
+        n = len(judges)
+        prompt_tokens *= n
+        completion_tokens *= n
         line = (
-            f"verifier {self.config.model} ({self.mode}): at most {steps} steps, "
-            f"{steps * (2 if yes_no else 1)} requests, ~{prompt_tokens} prompt + "
+            f"verifier {self.config.name} ({self.mode}): at most {steps} steps, "
+            f"{steps * (2 if yes_no else 1) * n} requests, ~{prompt_tokens} prompt + "
             f"{completion_tokens} completion tokens"
             + (f", estimated cost {cost:.4f}" if cost is not None else " (no price for it)")
             + (" [dry run: nothing is sent]" if self.config.dry_run else "")
@@ -374,18 +538,21 @@ class Verification:
 
     def report_dry_run(self) -> None:
         """With ``dry_run``: print each request that would have been sent."""
-        client = getattr(self.verifier, "client", None)
-        if client is None or not client.dry_run:
+        clients = [client for client in _clients(self.verifier) if client.dry_run]
+        if not clients:
             return
         from crystalbench.judges.client import estimate_tokens
 
-        for request in client.stats.planned:
-            prompt, _ = estimate_tokens(request)
-            step = request.text().rsplit("Step to check:\n", 1)[-1].split("\n", 1)[0]
-            kind = "yes/no logprobs" if request.logprobs else "json label"
-            self.announce(
-                f"dry run: POST {client.base_url}/chat/completions model={client.model} "
-                f"{kind} max_tokens={request.max_tokens} ~{prompt} prompt tokens "
-                f"step={step[:80]!r}"
-            )
-        self.announce(f"dry run: {len(client.stats.planned)} requests not sent")
+        planned = 0
+        for client in clients:
+            for request in client.stats.planned:
+                prompt, _ = estimate_tokens(request)
+                step = request.text().rsplit("Step to check:\n", 1)[-1].split("\n", 1)[0]
+                kind = "yes/no logprobs" if request.logprobs else "json label"
+                self.announce(
+                    f"dry run: POST {client.base_url}/chat/completions model={client.model} "
+                    f"{kind} max_tokens={request.max_tokens} ~{prompt} prompt tokens "
+                    f"step={step[:80]!r}"
+                )
+            planned += len(client.stats.planned)
+        self.announce(f"dry run: {planned} requests not sent")

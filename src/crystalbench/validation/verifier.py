@@ -38,6 +38,7 @@ from crystalbench._internal.io import read_jsonl
 from crystalbench.config.judging import VerifierValidationConfig
 from crystalbench.errors import InputError
 from crystalbench.judges.verifier import LABELS, StepCheck, StepVerifier
+from crystalbench.scoring.verify import call_stats
 from crystalbench.types import StepVerdict
 
 __all__ = [
@@ -64,6 +65,8 @@ class LabelledSolution:
     """The first image's resolved path (``None``: the line has none)."""
     source: str
     policy_model: str | None
+    reference: tuple[str, ...] = ()
+    """Optional ``reference_steps`` of the line (for the cosine bands)."""
 
 
 def _inside(folder: Path, relative: str, path: Path, line: int) -> str:
@@ -121,6 +124,9 @@ def read_process_labels(
         if not isinstance(image_list, list) or not all(isinstance(i, str) for i in image_list):
             raise bad("expected a list of relative paths", "image")
         resolved = [_inside(folder, relative, path, number) for relative in image_list]
+        reference = record.get("reference_steps", [])
+        if not isinstance(reference, list) or not all(isinstance(r, str) for r in reference):
+            raise bad("expected a list of strings", "reference_steps")
         source = record.get("data_source", "unknown")
         policy = record.get("policy_model")
         solutions.append(
@@ -132,6 +138,7 @@ def read_process_labels(
                 image=resolved[0] if resolved else None,
                 source=str(source),
                 policy_model=str(policy) if policy is not None else None,
+                reference=tuple(reference),
             )
         )
     return solutions
@@ -161,6 +168,8 @@ class _Step:
     human: int
     verdict: StepVerdict
     source: str
+    cosine: float | None = None
+    """Best cosine of the step to the line's reference steps (``None``: none given)."""
 
     def predicted(self, threshold: float) -> int | None:
         """1 / -1 at ``threshold``; ``None`` when unverified."""
@@ -242,9 +251,9 @@ def validate_verifier(
     solutions = read_process_labels(config.labels, config.images)
     built = None
     if verifier is None:
-        from crystalbench.judges.verifier import OpenAIVerifier
+        from crystalbench.judges.panel import build_verifier
 
-        verifier = built = OpenAIVerifier(
+        verifier = built = build_verifier(
             config.verifier, cache_dir=config.cache_dir, use_cache=config.use_cache
         )
     try:
@@ -255,16 +264,19 @@ def validate_verifier(
         ]
         verdicts = verifier.verify_many(checks) if checks else []
         identity = dict(verifier.identity())
-        client = getattr(verifier, "client", None)
-        calls = client.stats.record() if client is not None else {}
+        calls = call_stats(verifier)
     finally:
-        if built is not None:
-            built.close()
+        closing = getattr(built, "close", None)
+        if closing is not None:
+            closing()
+    cosines = _best_cosines(solutions, config.encoder) if config.encoder else {}
     steps: list[_Step] = []
     position = 0
     for index, solution in enumerate(solutions):
-        for human in solution.labels:
-            steps.append(_Step(index, human, verdicts[position], solution.source))
+        for k, human in enumerate(solution.labels):
+            steps.append(
+                _Step(index, human, verdicts[position], solution.source, cosines.get((index, k)))
+            )
             position += 1
     if config.threshold is not None:
         threshold = config.threshold
@@ -297,7 +309,59 @@ def validate_verifier(
             human: {column: counts.get(column, 0) for column in columns}
             for human, counts in confusion.items()
         },
+        "by_band": _by_band(test, threshold, config.bands) if cosines else None,
         "judge": identity,
         "calls": calls,
         "config": config.model_dump(mode="json"),
     }
+
+
+def _best_cosines(
+    solutions: Sequence[LabelledSolution], encoder_name: str
+) -> dict[tuple[int, int], float]:
+    """``(solution, step) -> best cosine to the solution's reference steps`` (lines with
+    ``reference_steps`` only)."""
+    from crystalbench.encoders import load_encoder
+
+    texts = sorted(
+        {t for s in solutions if s.reference for t in (*s.steps, *s.reference) if t.strip()}
+    )
+    if not texts:
+        return {}
+    vectors = load_encoder(encoder_name).encode(texts)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = dict(zip(texts, vectors / np.where(norms == 0, 1.0, norms), strict=True))
+    out: dict[tuple[int, int], float] = {}
+    for index, solution in enumerate(solutions):
+        refs = [unit[r] for r in solution.reference if r.strip()]
+        if not refs:
+            continue
+        matrix = np.stack(refs)
+        for k, step in enumerate(solution.steps):
+            if step.strip():
+                out[(index, k)] = float(np.max(matrix @ unit[step]))
+    return out
+
+
+def _by_band(
+    steps: Sequence[_Step], threshold: float, edges: Sequence[float]
+) -> dict[str, dict[str, Any]]:
+    """Table-3-style: per band of the best cosine, the verifier's figures and its agreement
+    with the human labels (share of correct/wrong steps it called the same way). The bands
+    below tau hold the steps CRYSTAL's matching cannot vouch for."""
+    from crystalbench.validation.bands import band_index, band_labels
+
+    banded = [s for s in steps if s.cosine is not None]
+    labels = band_labels(edges)
+    cosines = [s.cosine for s in banded if s.cosine is not None]
+    index: list[int] = band_index(cosines, edges).tolist() if banded else []
+    out: dict[str, dict[str, Any]] = {}
+    for band, label in enumerate(labels):
+        inside = [s for s, b in zip(banded, index, strict=True) if b == band]
+        truth, predicted = _scored(inside, threshold)
+        agreed = sum(1 for t, p in zip(truth, predicted, strict=True) if t == p)
+        out[label] = {
+            **_figures(inside, threshold),
+            "agreement": agreed / len(truth) if truth else None,
+        }
+    return out

@@ -562,7 +562,8 @@
     html += '<div class="legend-steps"><span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#4a8bd0" stroke-width="2"/></svg> matched (cosine)</span>' +
       '<span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#d97706" stroke-width="2" stroke-dasharray="6 4"/></svg> matched, out of order</span>' +
       '<span class="tag fp">FP</span> predicted step matching nothing <span class="tag fn">FN</span> reference step not covered' +
-      (vetoes.length ? ' <span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#b42318" stroke-width="2" stroke-dasharray="2 3"/></svg> vetoed by the fact guard</span>' : "") + "</div>";
+      (vetoes.length ? ' <span><svg width="28" height="8"><line x1="0" y1="4" x2="28" y2="4" stroke="#b42318" stroke-width="2" stroke-dasharray="2 3"/></svg> vetoed by the fact guard</span>' : "") +
+      ((it.verd && it.verd[k]) ? ' <span class="verdict-legend" id="iv-verdict-legend">step verifier (not in the paper): <span class="tag verdict verdict-supported">supported</span> <span class="tag verdict verdict-wrong_perception">wrong perception</span> <span class="tag verdict verdict-wrong_logic">wrong logic</span> <span class="tag verdict verdict-irrelevant">irrelevant</span></span>' : "") + "</div>";
     if (vetoes.length) {
       // The fact guard kept these pairs from matching: each with its reason, and the two
       // stretches of text that conflict highlighted in both steps.
@@ -624,10 +625,21 @@
     });
     html += '</ol></div><div class="gutter"></div><div class="col"><h4>Predicted (' + steps.length + ")</h4><ol>";
     if (!steps.length) html += '<li class="empty-note">' + (it.miss[k] ? "No prediction for this item." : "No predicted steps (" + esc(it.status[k]) + ").") + "</li>";
+    // The step verifier's verdicts (not in the paper): [pred, label, p_correct, judge, reason].
+    var verdictOf = {};
+    (it.verd ? it.verd[k] || [] : []).forEach(function (v) { verdictOf[v[0]] = v; });
+    function verdictTag(i) {
+      var v = verdictOf[i];
+      if (!v) return "";
+      var label = v[1] || "unverified";
+      var title = (v[3] ? v[3] + ": " : "") + (v[4] || "") + (v[2] === null ? "" : " (p_correct " + v[2].toFixed(3) + ")");
+      return ' <span class="tag verdict verdict-' + esc(label) + '" data-verdict="' + esc(label) + '" title="' + esc(title) + '">' + esc(label.replace("_", " ")) +
+        (v[2] === null ? "" : " " + v[2].toFixed(2)) + "</span>";
+    }
     steps.forEach(function (s, i) {
-      var m = refOf[i], out = m && oooSet[m[0] + ":" + m[1]];
-      html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fp") + (predVeto[i] ? " vetoed" : "") + '" id="pred-' + i + '" data-pred="' + i + '"><span class="idx">P' + (i + 1) + "</span>" + marked(s, predVeto[i], 5) + vetoTags(predVeto[i], "pred") +
-        (m ? '<span class="pair">↔ R' + (m[1] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fp">FP</span>') + "</li>";
+      var m = refOf[i], out = m && oooSet[m[0] + ":" + m[1]], verdict = verdictOf[i] ? " verdict-" + (verdictOf[i][1] || "unverified") : "";
+      html += '<li class="step ' + (m ? (out ? "matched ooo" : "matched") : "fp") + (predVeto[i] ? " vetoed" : "") + verdict + '" id="pred-' + i + '" data-pred="' + i + '"><span class="idx">P' + (i + 1) + "</span>" + marked(s, predVeto[i], 5) + vetoTags(predVeto[i], "pred") +
+        (m ? '<span class="pair">↔ R' + (m[1] + 1) + " · cos " + m[2].toFixed(3) + (out ? ' <span class="tag ooo">out of order</span>' : "") + "</span>" : ' <span class="tag fp">FP</span>') + verdictTag(i) + "</li>";
     });
     html += '</ol></div><svg class="links" id="iv-links" aria-hidden="true"></svg></div>';
     var chains = ITEMS.chains ? ITEMS.chains[g] : null;
