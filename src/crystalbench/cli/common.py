@@ -262,6 +262,17 @@ def guard_line(summary: Any, name: str | None = None) -> str | None:
     )
 
 
+def print_warnings(summary: Any, name: str | None = None) -> None:
+    """A run's warnings (``summary.warnings``: most items without a prediction...), one
+    ``warning:`` line each on stderr; printed under ``--quiet`` too (the numbers mislead)."""
+    for warning in getattr(summary, "warnings", None) or ():
+        err_console.print(
+            "[bold yellow]warning:[/] " + escape((f"{name}: " if name else "") + warning),
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
 def counts_line(summary: Any) -> str:
     """Every item count of a summary on one line, e.g. ``items 40 | scored 36 | ...``."""
     from crystalbench.metrics import COUNTS

@@ -37,6 +37,7 @@ from crystalbench.cli.common import (
     guard_line,
     handle_errors,
     leaderboard_table,
+    print_warnings,
     track_folders,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
@@ -471,6 +472,7 @@ def run(
     if guarded is not None:
         console.print(guarded, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
+    print_warnings(done.scores.summary)
     track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)

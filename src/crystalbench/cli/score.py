@@ -27,6 +27,7 @@ from crystalbench.cli.common import (
     guard_line,
     handle_errors,
     leaderboard_table,
+    print_warnings,
     progress_hook,
     track_folders,
 )
@@ -113,6 +114,7 @@ def print_single(done: Any) -> None:
     _matcher_line(summary.config)
     _print_guard_lines([(None, summary)])
     _verifier_line(summary)
+    print_warnings(summary)
 
 
 def print_many(done: Any) -> None:
@@ -140,6 +142,8 @@ def print_many(done: Any) -> None:
         _print_guard_lines([(name, run.summary) for name, run in done.runs.items()])
         for name, run in done.runs.items():
             _verifier_line(run.summary, name)
+        for name, run in done.runs.items():
+            print_warnings(run.summary, name)
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,

@@ -39,6 +39,7 @@ from crystalbench.metrics import (
     METRICS,
     PAIR_METRICS,
     TABLE_COUNTS,
+    missing_warning,
 )
 from crystalbench.metrics import format_value as format_number
 from crystalbench.precedence import Precedence
@@ -528,6 +529,10 @@ def _json_for_script(value: Any) -> str:
 
 def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
     out = []
+    for run in runs:  # from the counts, so that results written before the warning get it too
+        missing = missing_warning(run.summary.n_missing, run.summary.n_items)
+        if missing is not None:
+            out.append(f"{run.name}: {missing}.")
     for key, label in (
         ("encoder", "encoders"),
         ("threshold", "thresholds (tau)"),
