@@ -154,7 +154,7 @@ def progress_hook(enabled: bool = True) -> Iterator[Callable[[str, int, int | No
 
     def hook(stage: str, advance: int, total: int | None) -> None:
         if stage not in tasks:
-            labels = {"parse": "parsing", "encode": "encoding steps", "score": "scoring items"}
+            labels = {"parse": "parsing", "encode": "embedding steps", "score": "scoring items"}
             label = labels.get(stage, stage)
             tasks[stage] = progress.add_task(label, total=total, rate="")
         task = tasks[stage]
