@@ -15,7 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from crystalbench.cli.apps import deprecated, new_app
-from crystalbench.cli.grammar import HIDDEN_OPTIONS, MEANINGS
+from crystalbench.cli.grammar import HIDDEN_OPTIONS, MEANINGS, WITHOUT_QUIET
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
 
@@ -86,6 +86,36 @@ def full_app() -> Any:
 # --------------------------------------------------------------------------- the grammar
 def test_every_command_follows_the_grammar():
     assert grammar_problems(full_app(), MEANINGS) == []
+
+
+def test_every_command_takes_quiet():
+    """``-q/--quiet`` is in the grammar for every command (issue 30: ``validate sample-pairs
+    -q`` was "No such option"); only :data:`WITHOUT_QUIET` lacks it, each with its reason."""
+    lacking = []
+    for name, command in commands(full_app()):
+        if command.hidden:
+            continue
+        spellings = {s for option in options(command) for s in option.opts}
+        if not {"-q", "--quiet"} <= spellings:
+            lacking.append(name)
+    assert sorted(lacking) == sorted(WITHOUT_QUIET)
+
+
+def test_quiet_prints_nothing_but_errors(tmp_path, monkeypatch):
+    """The option does what it says on a command that gained it."""
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    predictions = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    scored = tmp_path / "scored"
+    score = ["score", "-b", "sample", "-p", str(predictions), "-o", str(scored), "-q"]
+    assert runner.invoke(app, [*score, "--encoder", "hash"]).exit_code == 0
+    draw = ["validate", "sample-pairs", str(scored), "-o", str(tmp_path / "pairs.jsonl")]
+    loud = runner.invoke(app, draw)
+    assert loud.exit_code == 0, loud.output
+    assert "wrote" in loud.stdout
+    quiet = runner.invoke(app, [*draw, "-q"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == ""
+    assert (tmp_path / "pairs.jsonl").exists()
 
 
 def test_the_table_holds_no_dead_names():

@@ -361,6 +361,7 @@ def check_leakage_command(
     out: JsonOut = None,
     show: Annotated[int, typer.Option(min=0, metavar="N", help="Leaks to list (0: all)")] = 20,
     old_benchmark: OldBenchmarkArgument = None,
+    quiet: Quiet = False,
 ) -> None:
     """Prove no training item (image hash + normalised question) is a benchmark item.
 

@@ -15,6 +15,16 @@ notice) next to the option that replaced it (:class:`crystalbench.cli.flags.Flag
 
 from __future__ import annotations
 
+WITHOUT_QUIET: dict[str, str] = {
+    "version": "prints only what was asked for",
+    "train-recipes": "prints only what was asked for",
+    "cache info": "prints only what was asked for",
+    "data stats": "prints only what was asked for",
+    "data sources": "prints only what was asked for",
+}
+"""The commands without ``-q/--quiet``, and why: their output is the answer. Every other
+command takes it (``tests/cli/test_grammar.py`` walks them all)."""
+
 MEANINGS: dict[str, str] = {
     # --- the grammar of STYLE.md: the same in every command -------------------------------
     "--benchmark": "the benchmark: hub id, folder, .parquet, .jsonl, sample",

@@ -270,6 +270,7 @@ def regenerate(
 @handle_errors
 def demo_server(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: a free one)")] = 8431,
+    quiet: Quiet = False,
 ) -> None:
     """Serve scripted generators, a validator and model styles from the bundled sample
     (OpenAI-compatible, loopback only), to try `references build` and `infer` without a GPU."""

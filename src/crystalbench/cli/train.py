@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 
 from crystalbench.cli.binding import configured
-from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
+from crystalbench.cli.common import Quiet, console, err_console, handle_errors, progress_hook
 from crystalbench.cli.flags import Flag
 from crystalbench.training.config import TrainConfig, resolve_recipe_path
 from crystalbench.training.sweep import SweepConfig
@@ -110,6 +110,7 @@ def train(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the config, print the phases, stop")
     ] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Train a policy with GRPO: answer-only, composite, cpr or cpr-curriculum.
 
@@ -121,7 +122,7 @@ def train(
         return
     from crystalbench.training.runner import run_training
 
-    with progress_hook() as hook:
+    with progress_hook(not quiet) as hook:
         _print_training(run_training(config, progress=hook, phases=phase))
 
 
@@ -162,7 +163,7 @@ def train_recipes(
     config_required=True,
     set_option=True,
 )
-def train_sweep(config: SweepConfig) -> None:
+def train_sweep(config: SweepConfig, quiet: Quiet = False) -> None:
     """Sweep CPR's answer weight a_w, judged on the held-out 15% validation split."""
     from pathlib import Path
 

@@ -196,6 +196,7 @@ def sample_pairs(
         ),
     ],
     config: SamplePairsConfig,
+    quiet: Quiet = False,
 ) -> None:
     """Draw step pairs from scored runs, stratified by cosine band, for people to label.
 
@@ -243,7 +244,7 @@ def _print_draw(done: Any, per_band: int) -> None:
 @validate_app.command("agreement")
 @handle_errors
 @configured(AgreementConfig, AGREEMENT_FLAGS)
-def agreement(out: Out, config: AgreementConfig) -> None:
+def agreement(out: Out, config: AgreementConfig, quiet: Quiet = False) -> None:
     """Agreement of the matcher with people: the paper's Table 3, kappa, the ceiling, tau.
 
     Writes OUT/agreement.json, OUT/agreement.md (Table 3 layout) and OUT/agreement.html.
@@ -416,7 +417,7 @@ VERIFIER_FLAGS: tuple[Flag, ...] = (
 @validate_app.command("verifier")
 @handle_errors
 @configured(VerifierValidationConfig, VERIFIER_FLAGS)
-def verifier(out: Out, config: VerifierValidationConfig) -> None:
+def verifier(out: Out, config: VerifierValidationConfig, quiet: Quiet = False) -> None:
     """A step verifier against human step labels: VisualProcessBench's macro-F1.
 
     Writes OUT/verifier.json: macro_f1, f1_correct, f1_wrong (neutral steps excluded, on the
