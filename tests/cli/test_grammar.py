@@ -218,6 +218,23 @@ def test_every_option_shows_its_default_and_a_readable_type():
     assert problems == []
 
 
+def test_every_default_text_is_clean():
+    """A default reads ``[default: (the config's seed, else 42)]``, never with parentheses
+    inside typer's own (issue 30: ``[default: (the config's (42))]``)."""
+    problems = []
+    for name, command in commands(full_app()):
+        context = typer.Context(command, info_name=name)
+        for param in command.params:
+            record = param.get_help_record(context)
+            if record is None:
+                continue
+            _, text = record
+            shown = text.rpartition("[default: ")[2]
+            if shown != text and shown.startswith("(") and "(" in shown[1:]:
+                problems.append(f"{name} {param.name}: [default: {shown}")
+    assert problems == []
+
+
 def test_help_pages_read_well():
     for args in (["score", "--help"], ["run", "--help"], ["data", "build", "--help"]):
         result = runner.invoke(app, args, terminal_width=200)

@@ -37,7 +37,7 @@ def _train_flags(at: str = "") -> tuple[Flag, ...]:
             ("--seed",),
             "Seed of sampling, shuffling, the validation split and the curriculum",
             kind=int,
-            default_text="the config's (42)",
+            default_text="the config's seed, else 42",
         ),
     )
 
