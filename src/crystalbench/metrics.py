@@ -238,13 +238,13 @@ COUNTS: tuple[Count, ...] = (
         True,
         True,
     ),
-    Count("n_missing", "Missing", "items with no prediction (they score 0)", True, False),
+    Count("n_missing", "Missing", "items with no prediction (they score 0)", True, True),
     Count(
         "n_parse_failed",
         "Parse fail",
         "items whose output gave neither steps nor an answer (they score 0)",
         True,
-        False,
+        True,
     ),
     Count(
         "n_judge_unscored",

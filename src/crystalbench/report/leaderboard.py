@@ -190,9 +190,9 @@ def render_markdown(
         >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=3, n_scored=2,
         ...                      n_no_steps=1, n_missing=0, n_parse_failed=0, n_judge_unscored=0)
         >>> print(render_markdown([row], intervals=False), end="")
-        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items | No steps |
-        |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|
-        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 3 | 1 |
+        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items | No steps | Missing | Parse fail |
+        |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
+        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 3 | 1 | 0 | 0 |
     """  # noqa: E501
     best = _best(rows) if bold_best else {}
     paired = _has_pairs(rows)
