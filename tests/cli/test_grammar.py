@@ -235,6 +235,24 @@ def test_every_default_text_is_clean():
     assert problems == []
 
 
+def test_help_texts_break_lines_only_where_the_terminal_does(monkeypatch):
+    """Issue 30: docstrings' hard line breaks reached ``--help`` ("printing each" / "command it
+    runs"). Every command's and group's help has whole paragraphs (lists keep their lines)."""
+    problems = []
+    root = full_app()
+    groups = [(name, sub) for name, sub in root.commands.items() if hasattr(sub, "commands")]
+    for name, command in [*commands(root), *groups]:
+        for paragraph in (command.help or "").split("\n\n"):
+            lines = paragraph.split("\n")
+            listed = any(line.startswith((" ", "- ", "* ", "|")) for line in lines[1:])
+            if len(lines) > 1 and not listed and not paragraph.startswith("\b"):
+                problems.append(f"{name}: {lines[0]!r} / {lines[1]!r}")
+    assert problems == []
+    monkeypatch.setenv("COLUMNS", "200")
+    page = runner.invoke(app, ["demo", "--help"]).output
+    assert "instead, printing each command it runs" in page
+
+
 def test_help_pages_read_well():
     for args in (["score", "--help"], ["run", "--help"], ["data", "build", "--help"]):
         result = runner.invoke(app, args, terminal_width=200)

@@ -34,6 +34,7 @@ class CrystalCommand(TyperCommand):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.help = reflow(self.help)
         for param in self.params:
             readable_type(param)
 
@@ -83,6 +84,33 @@ class CrystalCommand(TyperCommand):
             if param.param_type_name == "option" and spelling in param.opts:
                 return not (getattr(param, "is_flag", False) or getattr(param, "count", False))
         return False
+
+
+def reflow(text: str | None) -> str | None:
+    """A docstring as ``--help`` should show it: the hard line breaks inside a paragraph
+    joined, so that the terminal wraps whole sentences (typer keeps them, and a page then
+    breaks lines mid-sentence). A paragraph with a list item, an indented line or a
+    ``\\b`` marker keeps its lines.
+
+    Examples:
+        >>> reflow("Score it.\\n\\nWith --construction, run the\\nlife cycle instead.")
+        'Score it.\\n\\nWith --construction, run the life cycle instead.'
+        >>> reflow("Steps:\\n- one\\n- two")
+        'Steps:\\n- one\\n- two'
+    """
+    if not text:
+        return text
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    out = []
+    for paragraph in paragraphs:
+        lines = paragraph.split("\n")
+        keep = paragraph.startswith("\b") or any(
+            line.startswith((" ", "\t", "- ", "* ", "|", "\f")) for line in lines[1:]
+        )
+        out.append(paragraph if keep else " ".join(line.strip() for line in lines))
+    return "\n\n".join(out)
 
 
 def _warn_deprecated(message: str) -> None:
@@ -159,7 +187,12 @@ def deprecated_command(old: str, new: str) -> Callable[[Callable[..., Any]], Cal
 
 
 class CrystalGroup(TyperGroup):
-    """A typer group whose ``--help`` has no type column (like :class:`CrystalCommand`)."""
+    """A typer group whose ``--help`` has no type column and whole sentences (like
+    :class:`CrystalCommand`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflow(self.help)
 
     def get_help_option(self, ctx: Any) -> Any:
         """``--help``, a flag without a type column."""
