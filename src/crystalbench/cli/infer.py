@@ -43,6 +43,7 @@ from crystalbench.cli.common import (
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
 from crystalbench.cli.score_options import ENCODER_FLAG, GUARD_FLAG, THRESHOLD_FLAG
 from crystalbench.inference.config import InferenceConfig, RunConfig
+from crystalbench.metrics import plural
 
 EXIT_INCOMPLETE = 1
 """Exit code when some selected items still have no answer (error records)."""
@@ -348,7 +349,8 @@ def summary_table(summary: Any) -> Any:
             f"{endpoint['failed']} failed",
         )
     table.add_row(
-        "output", f"{summary.out} ({summary.n_records} records, {summary.n_pending} pending)"
+        "output",
+        f"{summary.out} ({plural(summary.n_records, 'record')}, {summary.n_pending} pending)",
     )
     return table
 
@@ -464,7 +466,7 @@ def run(
     console.print(leaderboard_table([(config.model, done.scores.summary)], title=title))
     stats = done.scores.encode_stats
     console.print(
-        f"encoder {config.scoring.encoder}: {stats.encoded} steps encoded, "
+        f"encoder {config.scoring.encoder}: {plural(stats.encoded, 'step')} encoded, "
         f"{stats.cache_hits} from the cache",
         highlight=False,
     )

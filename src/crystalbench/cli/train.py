@@ -17,6 +17,7 @@ from rich.markup import escape
 from crystalbench.cli.binding import configured
 from crystalbench.cli.common import Quiet, console, err_console, handle_errors, progress_hook
 from crystalbench.cli.flags import Flag
+from crystalbench.metrics import plural
 from crystalbench.training.config import TrainConfig, resolve_recipe_path
 from crystalbench.training.sweep import SweepConfig
 
@@ -81,7 +82,9 @@ def _print_training(result: Any) -> None:
             f"{len(result.data.leakage.leaks)} leak(s), {len(result.data.dropped)} dropped"
         )
     for trained in result.phases:
-        console.print(f"{trained.name}: {trained.global_step} steps, model in {trained.output_dir}")
+        console.print(
+            f"{trained.name}: {plural(trained.global_step, 'step')}, model in {trained.output_dir}"
+        )
     if result.handover is not None:
         choice = result.handover.handover
         console.print(

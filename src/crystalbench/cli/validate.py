@@ -29,6 +29,7 @@ from crystalbench.cli.common import (
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import SCORE_FLAGS
 from crystalbench.config.judging import VerifierValidationConfig
+from crystalbench.metrics import plural
 from crystalbench.validation.jobs import AblationConfig, AgreementConfig, SamplePairsConfig
 
 validate_app = new_app(
@@ -286,7 +287,8 @@ def _print_agreement(report: Any) -> None:
     for matcher in report.matchers[1:]:
         o = matcher.overall
         console.print(
-            f"{matcher.matcher}: {o.n} pairs, agreement {_rate(o.agreement, percent=True)}, "
+            f"{matcher.matcher}: {plural(o.n, 'pair')}, "
+            f"agreement {_rate(o.agreement, percent=True)}, "
             f"kappa {_rate(o.cohen_kappa)}"
             + (f", {matcher.n_undecided} undecided" if matcher.n_undecided else ""),
             highlight=False,
@@ -442,7 +444,8 @@ def verifier(out: Out, config: VerifierValidationConfig, quiet: Quiet = False) -
     )
     for source, figures in report["by_source"].items():
         console.print(
-            f"  {source}: macro-F1 {figures['macro_f1']:.3f} ({figures['n_steps']} steps)",
+            f"  {source}: macro-F1 {figures['macro_f1']:.3f} "
+            f"({plural(figures['n_steps'], 'step')})",
             highlight=False,
             markup=False,
         )

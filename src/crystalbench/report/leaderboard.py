@@ -23,6 +23,7 @@ from crystalbench.metrics import (
     PAPER_TABLE_COUNTS,
     Metric,
     format_value,
+    plural,
 )
 from crystalbench.report.loading import RunData
 from crystalbench.scoring.mmvp import summarize_pairs
@@ -287,7 +288,7 @@ def _pair_note(rows: Sequence[LeaderboardRow]) -> str:
     for row in rows:
         if row.pairs is not None:
             parts.append(
-                f"{row.name}: {row.pairs.n_pairs_right}/{row.pairs.n_pairs} pairs right, "
+                f"{row.name}: {row.pairs.n_pairs_right}/{plural(row.pairs.n_pairs, 'pair')} right, "
                 f"{row.pairs.n_pairs_incomplete} incomplete"
             )
     return (
