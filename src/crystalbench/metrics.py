@@ -238,13 +238,13 @@ COUNTS: tuple[Count, ...] = (
         True,
         True,
     ),
-    Count("n_missing", "Missing", "items with no prediction (they score 0)", True, False),
+    Count("n_missing", "Missing", "items with no prediction (they score 0)", True, True),
     Count(
         "n_parse_failed",
         "Parse fail",
         "items whose output gave neither steps nor an answer (they score 0)",
         True,
-        False,
+        True,
     ),
     Count(
         "n_judge_unscored",
@@ -394,3 +394,42 @@ def metric(key: str) -> Metric:
         return METRIC[key]
     except KeyError:
         raise KeyError(f"unknown metric {key!r}; valid: {', '.join(METRIC_KEYS)}") from None
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun``, in the plural unless ``count`` is 1.
+
+    Examples:
+        >>> plural(1, "parse failure"), plural(3, "item"), plural(0, "item")
+        ('1 parse failure', '3 items', '0 items')
+        >>> plural(2, "reply", "replies"), plural(1_234, "step")
+        ('2 replies', '1,234 steps')
+    """
+    word = noun if count == 1 else (many or noun + "s")
+    return f"{count:,} {word}"
+
+
+MOST_MISSING_SHARE = 0.5
+"""A run in which more than this share of the items has no prediction gets a warning
+(terminal, ``summary.json``'s ``warnings``, the HTML report): its means are over every item,
+the missing ones counting 0, so they mostly measure how little was predicted."""
+
+
+def missing_warning(n_missing: int, n_items: int) -> str | None:
+    """The warning for a run where most items have no prediction; ``None`` otherwise.
+
+    Examples:
+        >>> print(missing_warning(35, 40))
+        35 of 40 items (88%) have no prediction: they score 0 and every mean is over all 40 items, so these numbers mostly measure what is missing (check the predictions file and the item ids)
+        >>> missing_warning(20, 40) is None, missing_warning(0, 0) is None
+        (True, True)
+    """  # noqa: E501
+    if n_items <= 0 or n_missing <= MOST_MISSING_SHARE * n_items:
+        return None
+    return (
+        f"{n_missing:,} of {plural(n_items, 'item')} ({100 * n_missing / n_items:.0f}%) "
+        f"{'has' if n_missing == 1 else 'have'} no prediction: "
+        f"{'it scores' if n_missing == 1 else 'they score'} 0 and every mean is "
+        f"over all {plural(n_items, 'item')}, so these numbers mostly measure what is missing "
+        "(check the predictions file and the item ids)"
+    )

@@ -751,6 +751,10 @@ class RunSummary(MetricSummary):
     without one). Which guard ran is ``config["guard"]``."""
     problems: list[str] = Field(default_factory=list)
     """The first skipped-record messages, each naming file, line and field."""
+    warnings: list[str] = Field(default_factory=list)
+    """What makes these numbers misleading, one line each (most items without a
+    prediction: :func:`crystalbench.metrics.missing_warning`); empty, and absent from the
+    file, when nothing does."""
     verification: VerificationSummary | None = None
     """The step verifier's figures (``--verify``); ``None``, and absent from the file: no
     verifier ran."""
@@ -763,10 +767,13 @@ class RunSummary(MetricSummary):
     @model_serializer(mode="wrap")
     def _omit_unused_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """``verification`` and ``extraction`` are written only when a verifier or an
-        extractor ran: summaries of runs without them stay as they were."""
+        extractor ran, ``warnings`` only when there is one: summaries of runs without them
+        stay as they were."""
         data: dict[str, Any] = handler(self)
         if self.verification is None:
             data.pop("verification", None)
         if self.extraction is None:
             data.pop("extraction", None)
+        if not self.warnings:
+            data.pop("warnings", None)
         return data

@@ -13,6 +13,16 @@ No option is hidden and no old spelling is kept (0.1.0 was never published).
 
 from __future__ import annotations
 
+WITHOUT_QUIET: dict[str, str] = {
+    "version": "prints only what was asked for",
+    "train-recipes": "prints only what was asked for",
+    "cache info": "prints only what was asked for",
+    "data stats": "prints only what was asked for",
+    "data sources": "prints only what was asked for",
+}
+"""The commands without ``-q/--quiet``, and why: their output is the answer. Every other
+command takes it (``tests/cli/test_grammar.py`` walks them all)."""
+
 MEANINGS: dict[str, str] = {
     # --- the grammar of STYLE.md: the same in every command -------------------------------
     "--benchmark": "the benchmark: hub id, folder, .parquet, .jsonl, sample",

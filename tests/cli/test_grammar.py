@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from crystalbench.cli.apps import new_app
 from crystalbench.cli.main import app
 from crystalbench.data import SAMPLE_DIR
-from tests.cli.grammar import MEANINGS
+from tests.cli.grammar import MEANINGS, WITHOUT_QUIET
 
 runner = CliRunner()
 
@@ -77,6 +77,36 @@ def full_app() -> Any:
 # --------------------------------------------------------------------------- the grammar
 def test_every_command_follows_the_grammar():
     assert grammar_problems(full_app(), MEANINGS) == []
+
+
+def test_every_command_takes_quiet():
+    """``-q/--quiet`` is in the grammar for every command (issue 30: ``validate sample-pairs
+    -q`` was "No such option"); only :data:`WITHOUT_QUIET` lacks it, each with its reason."""
+    lacking = []
+    for name, command in commands(full_app()):
+        if command.hidden:
+            continue
+        spellings = {s for option in options(command) for s in option.opts}
+        if not {"-q", "--quiet"} <= spellings:
+            lacking.append(name)
+    assert sorted(lacking) == sorted(WITHOUT_QUIET)
+
+
+def test_quiet_prints_nothing_but_errors(tmp_path, monkeypatch):
+    """The option does what it says on a command that gained it."""
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    predictions = sorted((SAMPLE_DIR / "predictions").glob("*.jsonl"))[0]
+    scored = tmp_path / "scored"
+    score = ["score", "-b", "sample", "-p", str(predictions), "-o", str(scored), "-q"]
+    assert runner.invoke(app, [*score, "--encoder", "hash"]).exit_code == 0
+    draw = ["validate", "sample-pairs", str(scored), "-o", str(tmp_path / "pairs.jsonl")]
+    loud = runner.invoke(app, draw)
+    assert loud.exit_code == 0, loud.output
+    assert "wrote" in loud.stdout
+    quiet = runner.invoke(app, [*draw, "-q"])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stdout == ""
+    assert (tmp_path / "pairs.jsonl").exists()
 
 
 def test_the_table_holds_no_dead_names():
@@ -176,6 +206,41 @@ def test_every_option_shows_its_default_and_a_readable_type():
             ):
                 problems.append(f"{name} {names}: no default in --help")
     assert problems == []
+
+
+def test_every_default_text_is_clean():
+    """A default reads ``[default: (the config's seed, else 42)]``, never with parentheses
+    inside typer's own (issue 30: ``[default: (the config's (42))]``)."""
+    problems = []
+    for name, command in commands(full_app()):
+        context = typer.Context(command, info_name=name)
+        for param in command.params:
+            record = param.get_help_record(context)
+            if record is None:
+                continue
+            _, text = record
+            shown = text.rpartition("[default: ")[2]
+            if shown != text and shown.startswith("(") and "(" in shown[1:]:
+                problems.append(f"{name} {param.name}: [default: {shown}")
+    assert problems == []
+
+
+def test_help_texts_break_lines_only_where_the_terminal_does(monkeypatch):
+    """Issue 30: docstrings' hard line breaks reached ``--help`` ("printing each" / "command it
+    runs"). Every command's and group's help has whole paragraphs (lists keep their lines)."""
+    problems = []
+    root = full_app()
+    groups = [(name, sub) for name, sub in root.commands.items() if hasattr(sub, "commands")]
+    for name, command in [*commands(root), *groups]:
+        for paragraph in (command.help or "").split("\n\n"):
+            lines = paragraph.split("\n")
+            listed = any(line.startswith((" ", "- ", "* ", "|")) for line in lines[1:])
+            if len(lines) > 1 and not listed and not paragraph.startswith("\b"):
+                problems.append(f"{name}: {lines[0]!r} / {lines[1]!r}")
+    assert problems == []
+    monkeypatch.setenv("COLUMNS", "200")
+    page = runner.invoke(app, ["demo", "--help"]).output
+    assert "instead, printing each command it runs" in page
 
 
 def test_help_pages_read_well():

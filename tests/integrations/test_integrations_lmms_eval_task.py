@@ -133,3 +133,26 @@ def test_a_changed_benchmark_must_be_installed_again(tmp_path):
     utils = _utils(task)
     with pytest.raises(InputError, match="install the task again"):
         utils.crystal_process_results({"id": "1"}, ["Answer: 3"])
+
+
+def test_the_written_files_name_only_live_spellings(installed):
+    """Every ``crystal integrations lmms-eval`` command the installed files name uses the
+    command's current options (issue 30: crystal.yaml's header said ``--install``)."""
+    import re
+
+    import typer
+
+    command = typer.main.get_command(app).commands["integrations"].commands["lmms-eval"]
+    live = {
+        spelling
+        for param in command.params
+        if param.param_type_name == "option" and not param.hidden
+        for spelling in (*param.opts, *param.secondary_opts)
+    }
+    named = []
+    for path in (installed / "crystal.yaml", installed / "utils.py"):
+        for line in re.findall(r"crystal integrations lmms-eval[^`\n]*", path.read_text()):
+            named.append(line)
+            flags = re.findall(r"(?<!\S)(--?[a-z][\w-]*)", line)
+            assert set(flags) <= live, f"{path.name}: {line!r} uses {set(flags) - live}"
+    assert named  # the header does name the command

@@ -310,11 +310,11 @@ def test_markdown_table_by_hand(two_runs):
     text = render_markdown(rows, intervals=False)
     header = "| Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 |"
     assert text.splitlines() == [
-        header + " Items | No steps |",
-        "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
-        "| model-a | 50.00 | 0.625 | 0.625 | 0.625 | 1.75 | **0.917** | 0.600 | 4 | 0 |",
+        header + " Items | No steps | Missing | Parse fail |",
+        "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| model-a | 50.00 | 0.625 | 0.625 | 0.625 | 1.75 | **0.917** | 0.600 | 4 | 0 | 1 | 0 |",
         "| model-b | **100.00** | **1.000** | **1.000** | **1.000** | 2.00 | **0.917** | **0.975** "
-        "| 4 | 0 |",
+        "| 4 | 0 | 0 | 0 |",
     ]
     with_ci = render_markdown(rows)
     assert "**1.000** [1.000, 1.000]" in with_ci

@@ -147,7 +147,31 @@ def test_one_set_reports_every_stage_and_progress(tmp_path):
         "encode_forward",
     }
     assert seen["parse"] == seen["score"] == len(bench)
-    assert seen["encode"] == run.encode_stats.encoded
+    assert seen["encode"] == run.encode_stats.encoded  # no cache: every distinct text encoded
+
+
+def test_the_encoding_bar_has_a_total_and_reaches_it_with_a_warm_cache(tmp_path):
+    """Issue 30: the bar showed ``1536/?``. Its total is the run's distinct step texts, and it
+    advances by the texts encoded and by those found in the cache."""
+    bench = load_benchmark("sample")
+    preds = load_predictions(SAMPLE_DIR / "predictions" / "terse-precise.jsonl")
+    config = HASH_CONFIG.model_copy(update={"use_cache": True, "cache_dir": str(tmp_path / "c")})
+    for attempt in ("cold", "warm"):
+        calls: list[tuple[int, int | None]] = []
+
+        def hook(stage: str, n: int, total: int | None, calls=calls) -> None:
+            if stage == "encode":
+                calls.append((n, total))
+
+        run = evaluate(bench, preds, config, progress=hook, out_dir=tmp_path / attempt)
+        (total,) = {t for _, t in calls}
+        assert total is not None
+        assert sum(n for n, _ in calls) == total
+        if attempt == "cold":  # every distinct text encoded once
+            assert run.encode_stats.encoded == total
+        else:  # every one found in the cache
+            assert run.encode_stats.encoded == 0
+            assert run.encode_stats.cache_hits == total
 
 
 def test_a_text_every_chunk_needs_is_encoded_once_even_for_one_set():

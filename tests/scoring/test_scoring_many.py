@@ -251,7 +251,10 @@ def test_progress_runs_across_all_sets(sample):
     assert sum(n for n, _ in seen["score"]) == total
     assert {t for _, t in seen["score"]} == {total}
     assert sum(n for n, _ in seen["parse"]) == total
-    assert sum(n for n, _ in seen["encode"]) == many.encode_stats.encoded
+    # The encoding bar has a total (texts encoded or found) and reaches it.
+    (encode_total,) = {t for _, t in seen["encode"]}
+    assert encode_total is not None
+    assert sum(n for n, _ in seen["encode"]) == encode_total >= many.encode_stats.encoded
     assert set(many.timings) >= {"load", "parse", "embed", "score", "write", "total"}
 
 

@@ -146,14 +146,14 @@ def test_leaderboard_shows_the_count_in_every_format(folders):
     rows = leaderboard_rows([load_run(f) for f in folders], n_resamples=20)
     assert [(row.n_scored, row.n_no_steps) for row in rows] == [(2, 3), (7, 0)]
     markdown = render_markdown(rows, intervals=False).splitlines()
-    assert markdown[0].endswith("| Items | No steps |")
-    assert markdown[2].endswith("| 7 | 3 |")
+    assert markdown[0].endswith("| Items | No steps | Missing | Parse fail |")
+    assert markdown[2].endswith("| 7 | 3 | 1 | 1 |")
     table = list(csv.DictReader(io.StringIO(render_csv(rows))))
     assert [r["n_no_steps"] for r in table] == ["3", "0"]
     assert [r["n_scored"] for r in table] == ["2", "7"]
     latex = render_latex(rows, intervals=False)
-    assert "Ordered F1 & Items & No steps \\\\" in latex
-    assert "& 7 & 3 \\\\" in latex
+    assert "Ordered F1 & Items & No steps & Missing & Parse fail \\\\" in latex
+    assert "& 7 & 3 & 1 & 1 \\\\" in latex
 
 
 def test_cli_tables_show_the_count(tmp_path, folders):
@@ -180,7 +180,7 @@ def test_cli_tables_show_the_count(tmp_path, folders):
     assert "items 7 | scored 2 | no steps 3 | missing 1 | parse fail 1" in result.output
     board = CliRunner().invoke(app, ["leaderboard", *map(str, folders), "--no-ci"])
     assert board.exit_code == 0, board.output
-    assert "| Items | No steps |" in board.output
+    assert "| Items | No steps | Missing | Parse fail |" in board.output
 
 
 def test_report_shows_the_count_and_lists_the_items(tmp_path, folders):

@@ -21,6 +21,7 @@ class CrystalCommand(TyperCommand):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.help = reflow(self.help)
         for param in self.params:
             readable_type(param)
 
@@ -62,6 +63,33 @@ class CrystalCommand(TyperCommand):
         return typed
 
 
+def reflow(text: str | None) -> str | None:
+    """A docstring as ``--help`` should show it: the hard line breaks inside a paragraph
+    joined, so that the terminal wraps whole sentences (typer keeps them, and a page then
+    breaks lines mid-sentence). A paragraph with a list item, an indented line or a
+    ``\\b`` marker keeps its lines.
+
+    Examples:
+        >>> reflow("Score it.\\n\\nWith --construction, run the\\nlife cycle instead.")
+        'Score it.\\n\\nWith --construction, run the life cycle instead.'
+        >>> reflow("Steps:\\n- one\\n- two")
+        'Steps:\\n- one\\n- two'
+    """
+    if not text:
+        return text
+    import inspect
+
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    out = []
+    for paragraph in paragraphs:
+        lines = paragraph.split("\n")
+        keep = paragraph.startswith("\b") or any(
+            line.startswith((" ", "\t", "- ", "* ", "|", "\f")) for line in lines[1:]
+        )
+        out.append(paragraph if keep else " ".join(line.strip() for line in lines))
+    return "\n\n".join(out)
+
+
 def readable_type(param: Any) -> None:
     """Give ``param`` a readable type in ``--help``: ``FLOAT``, ``PATH``, ``[lis|kendall]``,
     never ``<list[str]>`` (a metavar the command set is kept)."""
@@ -90,7 +118,12 @@ def readable_type(param: Any) -> None:
 
 
 class CrystalGroup(TyperGroup):
-    """A typer group whose ``--help`` has no type column (like :class:`CrystalCommand`)."""
+    """A typer group whose ``--help`` has no type column and whole sentences (like
+    :class:`CrystalCommand`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflow(self.help)
 
     def get_help_option(self, ctx: Any) -> Any:
         """``--help``, a flag without a type column."""

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from crystalbench.cli.apps import new_app
-from crystalbench.cli.common import console, handle_errors
+from crystalbench.cli.common import Quiet, console, handle_errors
 
 app = new_app(help="Inspect or clear the on-disk embedding cache.", no_args_is_help=True)
 
@@ -53,6 +53,7 @@ def clear(
             show_default="every encoder",
         ),
     ] = None,
+    quiet: Quiet = False,
 ) -> None:
     """Delete cached embeddings (all, or one encoder identity's)."""
     from crystalbench.encoders import EmbeddingStore

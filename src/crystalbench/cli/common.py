@@ -163,7 +163,7 @@ def progress_hook(enabled: bool = True) -> Iterator[Callable[[str, int, int | No
 
     def hook(stage: str, advance: int, total: int | None) -> None:
         if stage not in tasks:
-            labels = {"parse": "parsing", "encode": "encoding steps", "score": "scoring items"}
+            labels = {"parse": "parsing", "encode": "embedding steps", "score": "scoring items"}
             label = labels.get(stage, stage)
             tasks[stage] = progress.add_task(label, total=total, rate="")
         task = tasks[stage]
@@ -293,6 +293,17 @@ def guard_line(summary: Any, name: str | None = None) -> str | None:
         + f"item{'s' * (items != 1)}"
         + (f" ({reasons})" if reasons else "")
     )
+
+
+def print_warnings(summary: Any, name: str | None = None) -> None:
+    """A run's warnings (``summary.warnings``: most items without a prediction...), one
+    ``warning:`` line each on stderr; printed under ``--quiet`` too (the numbers mislead)."""
+    for warning in getattr(summary, "warnings", None) or ():
+        err_console.print(
+            "[bold yellow]warning:[/] " + escape((f"{name}: " if name else "") + warning),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def counts_line(summary: Any) -> str:

@@ -18,6 +18,7 @@ from crystalbench.cli.binding import configured
 from crystalbench.cli.common import Quiet, console, err_console, handle_errors, progress_hook
 from crystalbench.cli.flags import Flag
 from crystalbench.data.loading import HUB_SPLIT
+from crystalbench.metrics import plural
 from crystalbench.sources.records import BuildSpec
 
 data_app = new_app(
@@ -189,12 +190,13 @@ def merge_command(
         record = merge_item_sets(inputs, out, overwrite=overwrite, progress=hook)
     for entry in record.inputs:
         console.print(
-            f"{entry.path}: {entry.items} items ({', '.join(entry.sources)})", highlight=False
+            f"{entry.path}: {plural(entry.items, 'item')} ({', '.join(entry.sources)})",
+            highlight=False,
         )
     renamed = (
         f" ({record.renamed_ids} ids gained their source/ prefix)" if record.renamed_ids else ""
     )
-    console.print(f"merged: {record.items} items in {out}{renamed}", highlight=False)
+    console.print(f"merged: {plural(record.items, 'item')} in {out}{renamed}", highlight=False)
 
 
 @data_app.command("sample")
@@ -278,7 +280,7 @@ def _benchmark_given(option: str | None) -> str:
 def _print_stats(stats: ItemSetStats) -> None:
     from rich.table import Table
 
-    console.print(f"{stats.name}: {stats.items} items", highlight=False)
+    console.print(f"{stats.name}: {plural(stats.items, 'item')}", highlight=False)
     types = sorted({t for by in stats.by_source_answer_type.values() for t in by})
     table = Table(title="items by source and answer type")
     table.add_column("source", style="bold")
@@ -292,7 +294,9 @@ def _print_stats(stats: ItemSetStats) -> None:
     console.print(table)
     if stats.answer_type_inferred:
         console.print(
-            f"({stats.answer_type_inferred} items have no answer_type in the data; counted under "
+            f"({stats.answer_type_inferred} item{'s' * (stats.answer_type_inferred != 1)} "
+            f"{'has' if stats.answer_type_inferred == 1 else 'have'} no answer_type in the data; "
+            "counted under "
             "the inferred one)"
         )
     options = ", ".join(
@@ -307,7 +311,7 @@ def _print_stats(stats: ItemSetStats) -> None:
         return
     steps = stats.steps
     console.print(
-        f"reference steps per item ({steps.items} items with references, "
+        f"reference steps per item ({plural(steps.items, 'item')} with references, "
         f"{stats.without_references} without): mean {steps.mean:.2f}, min {steps.min}, "
         f"max {steps.max}",
         highlight=False,
@@ -385,6 +389,7 @@ def check_leakage_command(
     ] = 4,
     out: JsonOut = None,
     show: Annotated[int, typer.Option(min=0, metavar="N", help="Leaks to list (0: all)")] = 20,
+    quiet: Quiet = False,
 ) -> None:
     """Prove no training item (image hash + normalised question) is a benchmark item.
 

@@ -36,6 +36,7 @@ from crystalbench.cli.common import (
     guard_line,
     handle_errors,
     leaderboard_table,
+    print_warnings,
     track_folders,
 )
 from crystalbench.cli.flags import Flag, cache_flags, device_flag, read_ids, split_commas
@@ -47,6 +48,7 @@ from crystalbench.cli.score_options import (
     VERIFY_FLAGS,
 )
 from crystalbench.inference.config import InferenceConfig, RunConfig
+from crystalbench.metrics import plural
 
 EXIT_INCOMPLETE = 1
 """Exit code when some selected items still have no answer (error records)."""
@@ -350,7 +352,8 @@ def summary_table(summary: Any) -> Any:
             f"{endpoint['failed']} failed",
         )
     table.add_row(
-        "output", f"{summary.out} ({summary.n_records} records, {summary.n_pending} pending)"
+        "output",
+        f"{summary.out} ({plural(summary.n_records, 'record')}, {summary.n_pending} pending)",
     )
     return table
 
@@ -468,7 +471,7 @@ def run(
     console.print(leaderboard_table([(config.model, done.scores.summary)], title=title))
     stats = done.scores.encode_stats
     console.print(
-        f"encoder {config.scoring.encoder}: {stats.encoded} steps encoded, "
+        f"encoder {config.scoring.encoder}: {plural(stats.encoded, 'step')} encoded, "
         f"{stats.cache_hits} from the cache",
         highlight=False,
     )
@@ -481,6 +484,7 @@ def run(
         if line is not None:
             console.print(line, highlight=False, markup=False)
     console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
+    print_warnings(done.scores.summary)
     track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:
         raise typer.Exit(EXIT_INCOMPLETE)

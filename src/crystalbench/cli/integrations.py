@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from crystalbench.cli.apps import new_app
-from crystalbench.cli.common import console, handle_errors
+from crystalbench.cli.common import Quiet, console, handle_errors
 from crystalbench.defaults import ENCODER
 
 integrations_app = new_app(
@@ -66,6 +66,7 @@ def lmms_eval(
             show_default="none",
         ),
     ] = None,
+    quiet: Quiet = False,
 ) -> None:
     """Install the CRYSTAL task for lmms-eval: crystal.yaml, utils.py and the docs."""
     from crystalbench.integrations.lmms_eval.task import install_task

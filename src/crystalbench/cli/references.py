@@ -35,7 +35,7 @@ _GENERATOR = Flag(
     kind=list[str],
     metavar="NAME=URL",
     convert=lambda specs: list(specs) or None,
-    default_text="the config's (the paper's four models)",
+    default_text="the config's, else the paper's four models",
     param_name="generator",
 )
 _VALIDATOR = Flag(
@@ -43,7 +43,7 @@ _VALIDATOR = Flag(
     ("--validator",),
     "NAME=BASE_URL of the validator",
     metavar="NAME=URL",
-    default_text="the config's (the paper's)",
+    default_text="the config's, else the paper's",
 )
 _CONCURRENCY = Flag(
     "concurrency",
@@ -51,7 +51,7 @@ _CONCURRENCY = Flag(
     "Requests in flight per base URL, for every model",
     kind=int,
     metavar="N",
-    default_text="each model's own (8)",
+    default_text="each model's own, else 8",
 )
 _ITEMS_HELP = "Item set (`crystal data build` output) or any benchmark spec"
 _PREFLIGHT_HELP = "Check every endpoint before the first request"
@@ -270,6 +270,7 @@ def regenerate(
 @handle_errors
 def demo_server(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: a free one)")] = 8431,
+    quiet: Quiet = False,
 ) -> None:
     """Serve scripted generators, a validator and model styles from the bundled sample
     (OpenAI-compatible, loopback only), to try `references build` and `infer` without a GPU."""

@@ -17,7 +17,7 @@ import typer
 
 from crystalbench.cli.apps import new_app
 from crystalbench.cli.binding import configured
-from crystalbench.cli.common import console, err_console, handle_errors
+from crystalbench.cli.common import Quiet, console, err_console, handle_errors
 from crystalbench.cli.flags import Flag
 from crystalbench.config.settings import REVIEW_DB_ENV
 from crystalbench.review.jobs import AddUserConfig, ExportConfig, ImportConfig, ReviewServeConfig
@@ -151,7 +151,7 @@ EXPORT_FLAGS: tuple[Flag, ...] = (
 @review_app.command("serve")
 @handle_errors
 @configured(ReviewServeConfig, SERVE_FLAGS)
-def serve_command(config: ReviewServeConfig) -> None:
+def serve_command(config: ReviewServeConfig, quiet: Quiet = False) -> None:
     """Run the review app (http://127.0.0.1:8420 by default) until Ctrl-C."""
     from crystalbench.review.jobs import serve_review
 
@@ -169,7 +169,7 @@ def serve_command(config: ReviewServeConfig) -> None:
 @review_app.command("add-user")
 @handle_errors
 @configured(AddUserConfig, ADD_USER_FLAGS)
-def add_user_command(config: AddUserConfig) -> None:
+def add_user_command(config: AddUserConfig, quiet: Quiet = False) -> None:
     """Add a user (annotator, adjudicator or admin); the password is stored as an argon2 hash."""
     from crystalbench.review.jobs import add_review_user
 
@@ -183,7 +183,7 @@ def add_user_command(config: AddUserConfig) -> None:
 @review_app.command("import")
 @handle_errors
 @configured(ImportConfig, IMPORT_FLAGS)
-def import_command(config: ImportConfig) -> None:
+def import_command(config: ImportConfig, quiet: Quiet = False) -> None:
     """Import reference chains (to review) or step pairs (to label)."""
     from crystalbench.review.jobs import import_into_review
 
@@ -202,6 +202,7 @@ def import_command(config: ImportConfig) -> None:
 def export_command(
     out: Annotated[Path, typer.Option("--out", "-o", metavar="FILE", help="File to write")],
     config: ExportConfig,
+    quiet: Quiet = False,
 ) -> None:
     """Export final verdicts and labels (every individual label kept) or the audit log."""
     from crystalbench.review.jobs import export_review

@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-import typer
-
 from crystalbench.cli.binding import configured
-from crystalbench.cli.common import err_console, handle_errors
+from crystalbench.cli.common import Quiet, console, err_console, handle_errors
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import ENCODER_FLAG, THRESHOLD_FLAG
 from crystalbench.config.settings import REWARD_SERVER_MAX_BODY_BYTES, REWARD_SERVER_TOKEN_ENV
@@ -128,7 +126,7 @@ SERVE_REWARDS_FLAGS: tuple[Flag, ...] = (
 
 @handle_errors
 @configured(RewardServerConfig, SERVE_REWARDS_FLAGS)
-def serve_rewards(config: RewardServerConfig) -> None:
+def serve_rewards(config: RewardServerConfig, quiet: Quiet = False) -> None:
     """Serve CRYSTAL rewards over HTTP for several trainer ranks (docs/rewards.md).
 
     Ranks point at it with RemoteRewardScorer(url) (TRL) or CRYSTAL_REWARD_SERVER=url
@@ -139,11 +137,14 @@ def serve_rewards(config: RewardServerConfig) -> None:
 
     def ready(server: Any) -> None:
         record = server.scorer.config_record()
-        typer.echo(
+        console.print(
             f"crystal serve-rewards: listening on {server.url} "
             f"(encoder {record['encoder_identity']}, tau {record['tau']}"
             + (f", guard {record['guard']}" if record["guard"] != "none" else "")
-            + (", bearer token required)" if config.token else ")")
+            + (", bearer token required)" if config.token else ")"),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
 
     serve(config, on_ready=ready, on_note=lambda line: err_console.print(line, highlight=False))

@@ -28,6 +28,7 @@ from crystalbench.cli.common import (
     guard_line,
     handle_errors,
     leaderboard_table,
+    print_warnings,
     progress_hook,
     track_folders,
 )
@@ -87,10 +88,13 @@ def score(
     check_tracker(tracker)
     if more:
         job = job.model_copy(update={"predictions": [*job.predictions, *more]})
-    with progress_hook(progress and not quiet) as hook:
-        done = score_job(
-            job, out, encoder=taken_encoder(job.scoring), progress=hook, overwrite=overwrite
-        )
+    try:
+        with progress_hook(progress and not quiet) as hook:
+            done = score_job(
+                job, out, encoder=taken_encoder(job.scoring), progress=hook, overwrite=overwrite
+            )
+    except KeyboardInterrupt:
+        raise interrupted(out, job) from None
     if done.single:
         print_single(done)
     else:
@@ -99,6 +103,37 @@ def score(
     track_folders(folders, tracker, tracker_project, command="crystal score", quiet=quiet)
     if done.failures:
         raise typer.Exit(EXIT_INPUT)
+
+
+EXIT_INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT, as a shell reports it)."""
+
+
+def interrupted(out: Path, job: ScoreJob) -> typer.Exit:
+    """Say what Ctrl-C kept and how to go on (one line on stderr); exit 130, no traceback.
+
+    Results are written once scoring ends, so the folder holds what it held before; the
+    embedding cache keeps the vectors encoded so far (each encoder call is committed).
+    """
+    scoring = job.scoring
+    if scoring.use_cache:
+        from crystalbench.encoders.cache import EmbeddingStore
+
+        where = EmbeddingStore.default_path(scoring.cache_dir)
+        kept = (
+            f"the step vectors encoded so far are kept in the embedding cache ({where}), "
+            "so rerunning the same command goes on from there"
+        )
+    else:
+        kept = "nothing was kept (--no-cache): rerunning the same command starts again"
+    err_console.print(
+        f"interrupted: no results were written to {out} (what it held before is untouched); "
+        f"{kept}.",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    return typer.Exit(EXIT_INTERRUPTED)
 
 
 def print_single(done: Any) -> None:
@@ -121,6 +156,7 @@ def print_single(done: Any) -> None:
     _print_guard_lines([(None, summary)])
     _verifier_line(summary)
     _extraction_line(summary)
+    print_warnings(summary)
 
 
 def print_many(done: Any) -> None:
@@ -149,6 +185,8 @@ def print_many(done: Any) -> None:
         for name, run in done.runs.items():
             _verifier_line(run.summary, name)
             _extraction_line(run.summary, name)
+        for name, run in done.runs.items():
+            print_warnings(run.summary, name)
         console.print(
             f"next: crystal leaderboard {out}/*  |  crystal report {out}/*",
             highlight=False,

@@ -19,8 +19,9 @@ import typer
 from rich.markup import escape
 
 from crystalbench.cli.binding import configured
-from crystalbench.cli.common import console, err_console, handle_errors, progress_hook
+from crystalbench.cli.common import Quiet, console, err_console, handle_errors, progress_hook
 from crystalbench.cli.flags import Flag
+from crystalbench.metrics import plural
 from crystalbench.training.config import TrainConfig, resolve_recipe_path
 from crystalbench.training.selection import SelectConfig
 from crystalbench.training.sweep import SweepConfig
@@ -41,7 +42,7 @@ def _train_flags(at: str = "") -> tuple[Flag, ...]:
             ("--seed",),
             "Seed of sampling, shuffling, the validation split and the curriculum",
             kind=int,
-            default_text="the config's (42)",
+            default_text="the config's seed, else 42",
         ),
     )
 
@@ -133,7 +134,9 @@ def _print_training(result: Any) -> None:
             f"{len(result.data.leakage.leaks)} leak(s), {len(result.data.dropped)} dropped"
         )
     for trained in result.phases:
-        console.print(f"{trained.name}: {trained.global_step} steps, model in {trained.output_dir}")
+        console.print(
+            f"{trained.name}: {plural(trained.global_step, 'step')}, model in {trained.output_dir}"
+        )
     if result.handover is not None:
         choice = result.handover.handover
         console.print(
@@ -162,6 +165,7 @@ def train(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the config, print the phases, stop")
     ] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Train a policy with GRPO: answer-only, composite, cpr or cpr-curriculum.
 
@@ -173,7 +177,7 @@ def train(
         return
     from crystalbench.training.runner import run_training
 
-    with progress_hook() as hook:
+    with progress_hook(not quiet) as hook:
         _print_training(run_training(config, progress=hook, phases=phase))
 
 
@@ -250,6 +254,7 @@ def train_sweep(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the config, print the runs, stop")
     ] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Train a grid of runs (a_w, strategies, seeds, PCGrad, curriculum, phase-2 learning
     rate), judged on the held-out validation split, with a seed table (mean, sd, 2-sd
@@ -262,7 +267,10 @@ def train_sweep(
         _print_sweep_plan(config)
         return
 
-    console.print(render_sweep(run_sweep_config(config)))
+    result = run_sweep_config(config)
+    if quiet:
+        return
+    console.print(render_sweep(result))
     out = Path(config.train.output_dir)
     console.print(f"results: {out / 'sweep.jsonl'}; seed table: {out / 'seeds.md'}")
 
@@ -304,7 +312,7 @@ SELECT_FLAGS: tuple[Flag, ...] = (
 
 @handle_errors
 @configured(SelectConfig, SELECT_FLAGS, config_at=None)
-def train_select(config: SelectConfig) -> None:
+def train_select(config: SelectConfig, quiet: Quiet = False) -> None:
     """Select a finished run's best checkpoint on its validation log (verl, EasyR1, TRL).
 
     verl and EasyR1 validate but keep no best checkpoint; this writes best.json and a
@@ -314,6 +322,8 @@ def train_select(config: SelectConfig) -> None:
     from crystalbench.training.selection import select_from_log
 
     choice = select_from_log(config)
+    if quiet:
+        return
     console.print(
         f"best by validation {escape(choice.metric)}: step {choice.step} "
         f"({choice.value:.4f}) -> {escape(choice.path)}",

@@ -28,6 +28,7 @@ from crystalbench.cli.common import (
 from crystalbench.cli.flags import Flag, cache_flags, device_flag
 from crystalbench.cli.score_options import SCORE_FLAGS
 from crystalbench.config.judging import VerifierValidationConfig
+from crystalbench.metrics import plural
 from crystalbench.validation.jobs import (
     AblationConfig,
     AgreementConfig,
@@ -198,6 +199,7 @@ def sample_pairs(
         ),
     ],
     config: SamplePairsConfig,
+    quiet: Quiet = False,
 ) -> None:
     """Draw step pairs from scored runs, stratified by cosine band, for people to label.
 
@@ -245,7 +247,7 @@ def _print_draw(done: Any, per_band: int) -> None:
 @validate_app.command("agreement")
 @handle_errors
 @configured(AgreementConfig, AGREEMENT_FLAGS)
-def agreement(out: Out, config: AgreementConfig) -> None:
+def agreement(out: Out, config: AgreementConfig, quiet: Quiet = False) -> None:
     """Agreement of the matcher with people: the paper's Table 3, kappa, the ceiling, tau.
 
     Writes OUT/agreement.json, OUT/agreement.md (Table 3 layout) and OUT/agreement.html.
@@ -287,7 +289,8 @@ def _print_agreement(report: Any) -> None:
     for matcher in report.matchers[1:]:
         o = matcher.overall
         console.print(
-            f"{matcher.matcher}: {o.n} pairs, agreement {_rate(o.agreement, percent=True)}, "
+            f"{matcher.matcher}: {plural(o.n, 'pair')}, "
+            f"agreement {_rate(o.agreement, percent=True)}, "
             f"kappa {_rate(o.cohen_kappa)}"
             + (f", {matcher.n_undecided} undecided" if matcher.n_undecided else ""),
             highlight=False,
@@ -532,7 +535,7 @@ VERIFIER_FLAGS: tuple[Flag, ...] = (
 @validate_app.command("verifier")
 @handle_errors
 @configured(VerifierValidationConfig, VERIFIER_FLAGS)
-def verifier(out: Out, config: VerifierValidationConfig) -> None:
+def verifier(out: Out, config: VerifierValidationConfig, quiet: Quiet = False) -> None:
     """A step verifier against human step labels: VisualProcessBench's macro-F1.
 
     Writes OUT/verifier.json: macro_f1, f1_correct, f1_wrong (neutral steps excluded, on the
@@ -557,7 +560,8 @@ def verifier(out: Out, config: VerifierValidationConfig) -> None:
     )
     for source, figures in report["by_source"].items():
         console.print(
-            f"  {source}: macro-F1 {figures['macro_f1']:.3f} ({figures['n_steps']} steps)",
+            f"  {source}: macro-F1 {figures['macro_f1']:.3f} "
+            f"({plural(figures['n_steps'], 'step')})",
             highlight=False,
             markup=False,
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from crystalbench.metrics import plural
+
 __all__ = ["extraction_line", "verifier_line"]
 
 
@@ -27,7 +29,7 @@ def verifier_line(summary: Any, name: str | None = None) -> str | None:
         f"{head}verifier {verified.judge.get('model')} ({verified.mode}"
         + (", dry run" if verified.dry_run else "")
         + f"): verified precision {share(verified.verified_precision)}, hallucination rate "
-        f"{share(verified.hallucination_rate)} | {verified.n_checked} steps checked, "
+        f"{share(verified.hallucination_rate)} | {plural(verified.n_checked, 'step')} checked, "
         f"{verified.n_rule_labelled} by rules (calls saved), {verified.n_unverified} "
         f"unverified | {verified.requests} requests, {verified.cache_hits} from cache, "
         f"{verified.prompt_tokens} + {verified.completion_tokens} tokens"

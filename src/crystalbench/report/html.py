@@ -39,6 +39,7 @@ from crystalbench.metrics import (
     METRICS,
     PAIR_METRICS,
     TABLE_COUNTS,
+    missing_warning,
 )
 from crystalbench.metrics import format_value as format_number
 from crystalbench.precedence import Precedence
@@ -591,6 +592,10 @@ def _json_for_script(value: Any) -> str:
 
 def _settings_warnings(runs: Sequence[RunData]) -> list[str]:
     out = []
+    for run in runs:  # from the counts, so that results written before the warning get it too
+        missing = missing_warning(run.summary.n_missing, run.summary.n_items)
+        if missing is not None:
+            out.append(f"{run.name}: {missing}.")
     for key, label in (
         ("encoder", "encoders"),
         ("threshold", "thresholds (tau)"),
@@ -704,6 +709,7 @@ def build_report(
             runs,
             bench,
             base=base,
+            baseline_given=baseline is not None,
             title=title,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
@@ -752,6 +758,7 @@ def _payload(
     bench: Any,
     *,
     base: int,
+    baseline_given: bool = False,
     title: str | None,
     n_resamples: int,
     n_permutations: int,
@@ -847,6 +854,7 @@ def _payload(
             "weak_f1": weak_f1,
             "sound_f1": sound_f1,
             "baseline": base,
+            "baseline_given": baseline_given,
             "benchmark": getattr(bench, "name", None),
             "benchmark_fingerprint": getattr(bench, "fingerprint", None),
             "has_benchmark": bench is not None,

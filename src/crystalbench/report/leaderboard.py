@@ -23,6 +23,7 @@ from crystalbench.metrics import (
     PAPER_TABLE_COUNTS,
     Metric,
     format_value,
+    plural,
 )
 from crystalbench.report.loading import RunData
 from crystalbench.scoring.mmvp import summarize_pairs
@@ -277,9 +278,9 @@ def render_markdown(
         >>> row = LeaderboardRow(name="m", results_dir="r", metrics=ci, n_items=3, n_scored=2,
         ...                      n_no_steps=1, n_missing=0, n_parse_failed=0, n_judge_unscored=0)
         >>> print(render_markdown([row], intervals=False), end="")
-        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items | No steps |
-        |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|
-        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 3 | 1 |
+        | Model | Accuracy (%) | Match F1 | Precision | Recall | Steps | LIS | Ordered F1 | Items | No steps | Missing | Parse fail |
+        |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
+        | m | 50.00 | 0.500 | 0.500 | 0.500 | 0.50 | 0.500 | 0.500 | 3 | 1 | 0 | 0 |
     """  # noqa: E501
     best = _best(rows) if bold_best else {}
     paired = _has_pairs(rows)
@@ -377,7 +378,7 @@ def _pair_note(rows: Sequence[LeaderboardRow]) -> str:
     for row in rows:
         if row.pairs is not None:
             parts.append(
-                f"{row.name}: {row.pairs.n_pairs_right}/{row.pairs.n_pairs} pairs right, "
+                f"{row.name}: {row.pairs.n_pairs_right}/{plural(row.pairs.n_pairs, 'pair')} right, "
                 f"{row.pairs.n_pairs_incomplete} incomplete"
             )
     return (

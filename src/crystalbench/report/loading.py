@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from crystalbench._internal.io import read_json_file, read_jsonl
 from crystalbench.config.settings import SCHEMA_VERSION
 from crystalbench.errors import InputError
-from crystalbench.metrics import METRICS
+from crystalbench.metrics import METRICS, plural
 from crystalbench.metrics import metric as metric_by_key
 from crystalbench.scoring.results import EXAMPLES_FILE, SUMMARY_FILE, examples_for
 from crystalbench.types import ItemResult, MetricSummary, RunSummary
@@ -297,7 +297,8 @@ def _check_consistency(run: RunData) -> None:
     n = len(run.items)
     if n != summary.n_items:
         warn(
-            f"{where}: summary.json counts {summary.n_items} items but examples.jsonl holds {n} "
+            f"{where}: summary.json counts {plural(summary.n_items, 'item')} "
+            f"but examples.jsonl holds {n} "
             "(truncated or edited results?)"
         )
         return

@@ -162,10 +162,28 @@ class RewardServerConfig(BaseModel):
         if self.warm:
             from crystalbench.data.loading import load_benchmark
 
-            count = scorer.warm(load_benchmark(self.warm).items)
+            from_store = scorer.stats.reference_store_hits
+            encoded = scorer.warm(load_benchmark(self.warm).items)
+            cached = scorer.stats.reference_store_hits - from_store
             if on_note is not None:
-                on_note(f"embedded {count} reference steps of {self.warm}")
+                on_note(warm_note(self.warm, encoded, cached))
         return scorer
+
+
+def warm_note(benchmark: str, encoded: int, cached: int) -> str:
+    """What ``--warm`` did, in one line: reference steps encoded and found in the cache.
+
+    Examples:
+        >>> warm_note("sample", 0, 327)
+        'warmed 327 reference steps of sample: 0 encoded, 327 from the cache'
+        >>> warm_note("sample", 1, 0)
+        'warmed 1 reference step of sample: 1 encoded, 0 from the cache'
+    """
+    total = encoded + cached
+    return (
+        f"warmed {total:,} reference step{'s' * (total != 1)} of {benchmark}: "
+        f"{encoded:,} encoded, {cached:,} from the cache"
+    )
 
 
 def build_reward_server(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from crystalbench.answers.compat import BLANK_RULE as COMPAT_BLANK_RULE
-from crystalbench.metrics import METRICS
+from crystalbench.metrics import METRICS, missing_warning
 from crystalbench.scoring.mmvp import PairedAnswer, summarize_pairs
 from crystalbench.types import (
     DIFFICULTIES,
@@ -136,6 +136,7 @@ class Aggregator:
         by_difficulty = {
             d: self._summary(tiers == d) for d in DIFFICULTIES if d in set(self.difficulty)
         }
+        warning = missing_warning(overall.n_missing, overall.n_items)
         return RunSummary(
             **overall.model_dump(),
             by_source=by_source,
@@ -149,5 +150,6 @@ class Aggregator:
                 else {}
             ),
             problems=list(problems)[:MAX_PROBLEMS_KEPT],
+            warnings=[warning] if warning else [],
             config=config,
         )

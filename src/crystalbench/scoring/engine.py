@@ -153,10 +153,11 @@ class ScoringEngine:
             store = EmbeddingStore.default(config.cache_dir)
         self.store = store
         self.progress = progress
+        self._encode_total: int | None = None
+        """Step texts the current :meth:`iter_scored` looks up, chunk by chunk: the total
+        of the ``encode`` progress bar (each is encoded, or found in memory or the cache)."""
         self.encoder_cache = CachingEncoder(
-            self.encoder,
-            store,
-            progress=(lambda n: progress("encode", n, None)) if progress else None,
+            self.encoder, store, progress=self._encoded if progress else None
         )
         if judge is None and config.judge is not None:
             from crystalbench.judges import OpenAIJudge
@@ -188,6 +189,11 @@ class ScoringEngine:
         self.scorer = self.item_scorer()
         """The item scorer of :meth:`iter_results` (and the default of the records)."""
         self.timings: dict[str, float] = {}
+
+    def _encoded(self, count: int) -> None:
+        """The encoder's progress: ``count`` texts just encoded, out of the run's total."""
+        if self.progress is not None:
+            self.progress("encode", count, self._encode_total)
 
     # ------------------------------------------------------------------ building blocks
     def item_scorer(self) -> ItemScorer:
@@ -354,6 +360,7 @@ class ScoringEngine:
         began = time.perf_counter()
         texts = [_chunk_texts(batches[lo:hi] for batches in prepared) for lo, hi in bounds]
         keep_after, drop_after = recurring_texts(texts)
+        self._encode_total = sum(len(chunk) for chunk in texts)
         self.tick("embed", began)
         try:
             yield from self._score_chunks(
@@ -381,7 +388,11 @@ class ScoringEngine:
         for index, (lo, hi) in enumerate(bounds):
             began = time.perf_counter()
             unique, texts[index] = texts[index], []  # this chunk's list is not needed again
+            encoded = self.encoder_cache.stats.encoded
             vectors = StepVectors(unique, self.encoder_cache.lookup_matrix(unique))
+            if progress:  # the texts found in memory or the cache, after those encoded
+                found = len(unique) - (self.encoder_cache.stats.encoded - encoded)
+                progress("encode", found, self._encode_total)
             held = keep_after.pop(index, [])
             if held:
                 self.encoder_cache.hold(held, vectors.of(held))

@@ -1,6 +1,6 @@
 """The CRYSTAL task for lmms-eval: installing the task folder, and what its hooks do.
 
-``crystal integrations lmms-eval --install DIR --benchmark B`` writes ``DIR/crystal/``:
+``crystal integrations lmms-eval -o DIR --benchmark B`` writes ``DIR/crystal/``:
 
 - ``crystal.yaml``: the task (``generate_until``, the docs as a JSON dataset, five metrics);
 - ``utils.py``: the hooks the YAML names, each a call into :class:`CrystalTask`;
@@ -156,7 +156,7 @@ class CrystalTask:
             data = read_json_file(path, whole=False)
             if not isinstance(data, dict) or not isinstance(data.get("benchmark"), str):
                 raise InputError(
-                    "expected the object `crystal integrations lmms-eval --install` writes",
+                    "expected the object `crystal integrations lmms-eval -o DIR` writes",
                     path=path,
                     field="benchmark",
                 )

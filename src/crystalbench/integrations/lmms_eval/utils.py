@@ -1,6 +1,6 @@
 """lmms-eval hooks of the CRYSTAL task (``crystal.yaml`` names them ``utils.<function>``).
 
-``crystal integrations lmms-eval --install DIR`` copies this file beside ``crystal.yaml``;
+``crystal integrations lmms-eval -o DIR`` copies this file beside ``crystal.yaml``;
 everything it does is :class:`crystalbench.integrations.lmms_eval.task.CrystalTask`'s, set up
 from the ``crystal_task.json`` of the folder this file lies in (read on first use).
 """

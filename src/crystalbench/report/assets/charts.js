@@ -91,7 +91,16 @@
         if (x0 < M.left - 4 || x0 + w > W + 2 || b.y0 < 0) continue;
         if (!collides(b)) { placed.push(b); return o2.concat([i > 1, b]); }
       }
-      return px < W - M.right - w ? [px + r + 4, py - r - 2, "start", false] : [px - r - 4, py - r - 2, "end", false];
+      // Every corner taken: step further down, then up, until a free place (a leader line
+      // says whose it is), so that two labels never overlap.
+      var side = px < W - M.right - w ? "start" : "end", lx = side === "start" ? px + r + 4 : px - r - 4;
+      for (var k = 1; k < 40; k++) {
+        var dy = (k % 2 ? 1 : -1) * Math.ceil(k / 2) * (h + 1), ly = py - r - 2 + dy;
+        var bx0 = side === "start" ? lx : lx - w, bk = { x0: bx0, x1: bx0 + w, y0: ly - fs, y1: ly - fs + h };
+        if (bk.y0 < 0 || bk.y1 > H) continue;
+        if (!collides(bk)) { placed.push(bk); return [lx, ly, side, true, bk]; }
+      }
+      return [lx, py - r - 2, side, false];
     }
     // Big points first so that their labels get the best places.
     pts = pts.slice().sort(function (a, b) { return (a.hollow ? 1 : 0) - (b.hollow ? 1 : 0); });
@@ -214,5 +223,31 @@
     container.innerHTML = s + "</svg>";
   }
 
-  window.CrystalCharts = { scatter: scatter, lines: lines, bars: bars, forest: forest, esc: esc };
+  /* "1 item", "2 items", "3 replies" */
+  function plural(n, noun, many) { return n + " " + (n === 1 ? noun : (many || noun + "s")); }
+
+  /* A LaTeX answer as plain text: \frac{3}{2} -> 3/2, \sqrt{2} -> √2, $x$ -> x (answers are
+     short; anything it does not know stays as written). */
+  function plainMath(text) {
+    if (text == null) return text;
+    var s = String(text), before;
+    if (s.indexOf("\\") < 0 && s.indexOf("$") < 0) return s;
+    s = s.replace(/^\s*\$+\s*|\s*\$+\s*$/g, "").replace(/\\[()[\]]/g, "");
+    var group = "\\{([^{}]*)\\}";
+    do {
+      before = s;
+      s = s.replace(new RegExp("\\\\[dt]?frac\\s*" + group + "\\s*" + group, "g"), function (m, a, b) {
+        var wrap = function (t) { return /^[\w.√π]+$/.test(t) ? t : "(" + t + ")"; };
+        return wrap(a) + "/" + wrap(b);
+      });
+      s = s.replace(new RegExp("\\\\sqrt\\s*" + group, "g"), function (m, a) { return "√" + (/^[\w.]+$/.test(a) ? a : "(" + a + ")"); });
+      s = s.replace(new RegExp("\\\\(?:text|mathrm|mathbf|textbf|operatorname|boxed)\\s*" + group, "g"), "$1");
+      s = s.replace(new RegExp("\\^\\s*" + group, "g"), "^$1");
+    } while (s !== before);
+    var words = { times: "×", cdot: "·", div: "÷", pi: "π", le: "≤", leq: "≤", ge: "≥", geq: "≥", neq: "≠", ne: "≠", pm: "±", infty: "∞", degree: "°", circ: "°", approx: "≈", left: "", right: "", "%": "%", ",": " ", ";": " ", "!": "" };
+    s = s.replace(/\\(%|,|;|!|[A-Za-z]+)\s*/g, function (m, w) { return Object.prototype.hasOwnProperty.call(words, w) ? words[w] : m; });
+    return s.replace(/\^°/g, "°").replace(/\s+/g, " ").trim();
+  }
+
+  window.CrystalCharts = { scatter: scatter, lines: lines, bars: bars, forest: forest, esc: esc, plural: plural, plainMath: plainMath };
 })();

@@ -1,7 +1,12 @@
 /* crystalbench report: renders everything from the embedded JSON, on demand. */
 (function () {
   "use strict";
-  var C = window.CrystalCharts, esc = C.esc;
+  var C = window.CrystalCharts, esc = C.esc, plural = C.plural, plainMath = C.plainMath;
+  /* An answer as the page shows it: simple LaTeX as plain text, the raw text on hover. */
+  function answerHtml(text) {
+    var plain = plainMath(text);
+    return plain === text ? esc(text) : '<span class="math" title="' + esc(text) + '">' + esc(plain) + "</span>";
+  }
   var D = JSON.parse(document.getElementById("report-data").textContent);
   var RUNS = D.runs, ITEMS = D.items, META = D.meta, CH = D.charts;
   var NI = ITEMS.id.length;
@@ -89,18 +94,18 @@
     var html = '<p class="hint">';
     RUNS.forEach(function (run) {
       var c = run.counts;
-      html += swatch(run.color) + "<b>" + esc(run.name) + "</b>: " + c.n_items + " items, " + c.n_scored + " scored, " +
-        (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + c.n_parse_failed + " parse failures, " + c.n_judge_unscored + " judge-unscored" +
-        (c.n_unknown_ids ? ", " + c.n_unknown_ids + " unknown ids skipped" : "") +
-        (c.n_invalid_records ? ", " + c.n_invalid_records + " invalid records skipped" : "") +
-        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + c.n_multi_chain + " multi-reference items scored on an alternative chain" : "") +
-        (c.n_compat_blank ? ", " + c.n_compat_blank + " blank answers credited by crystal-metrics 0.2's rules" : "") + "." +
-        (c.n_order_undefined ? ' <span class="order-undefined">' + c.n_order_undefined + " items have fewer than two matched steps: their LIS and Kendall are 1.0 by the paper's convention (an undefined order), which raises the LIS column.</span>" : "");
+      html += swatch(run.color) + "<b>" + esc(run.name) + "</b>: " + plural(c.n_items, "item") + ", " + c.n_scored + " scored, " +
+        (c.n_no_steps || 0) + " without steps, " + c.n_missing + " missing, " + plural(c.n_parse_failed, "parse failure") + ", " + c.n_judge_unscored + " judge-unscored" +
+        (c.n_unknown_ids ? ", " + plural(c.n_unknown_ids, "unknown id") + " skipped" : "") +
+        (c.n_invalid_records ? ", " + plural(c.n_invalid_records, "invalid record") + " skipped" : "") +
+        (c.n_alt_chain_won ? ", " + c.n_alt_chain_won + " of " + plural(c.n_multi_chain, "multi-reference item") + " scored on an alternative chain" : "") +
+        (c.n_compat_blank ? ", " + plural(c.n_compat_blank, "blank answer") + " credited by crystal-metrics 0.2's rules" : "") + "." +
+        (c.n_order_undefined ? ' <span class="order-undefined">' + plural(c.n_order_undefined, "item") + (c.n_order_undefined === 1 ? " has" : " have") + " fewer than two matched steps: " + (c.n_order_undefined === 1 ? "its" : "their") + " LIS and Kendall are 1.0 by the paper's convention (an undefined order), which raises the LIS column.</span>" : "");
       if (run.guard && run.guard !== "none") {
         var reasons = Object.keys(run.vetoed_by_reason || {}).filter(function (key) { return run.vetoed_by_reason[key]; })
           .map(function (key) { return key + " " + run.vetoed_by_reason[key]; });
-        html += ' <span class="guard-note" id="guard-' + RUNS.indexOf(run) + '">Fact guard <code>' + esc(run.guard) + "</code> (not in the paper): " + (c.n_vetoed_pairs || 0) + " pairs vetoed in " +
-          (c.n_vetoed_items || 0) + " items" + (reasons.length ? " (" + esc(reasons.join(", ")) + ")" : "") + ".</span>";
+        html += ' <span class="guard-note" id="guard-' + RUNS.indexOf(run) + '">Fact guard <code>' + esc(run.guard) + "</code> (not in the paper): " + plural(c.n_vetoed_pairs || 0, "pair") + " vetoed in " +
+          plural(c.n_vetoed_items || 0, "item") + (reasons.length ? " (" + esc(reasons.join(", ")) + ")" : "") + ".</span>";
       }
       var pr = run.pairs;
       if (pr) html += ' <span id="pairs-' + RUNS.indexOf(run) + '">Pairs (MMVP): ' + pr.n_pairs_right + " of " + pr.n_pairs + " right (" + (100 * pr.pair_accuracy).toFixed(2) + "%), " +
@@ -149,7 +154,7 @@
       series: RUNS.map(function (run, r) {
         var bins = CH.f1_by_length[r];
         return { name: run.name, color: run.color, values: bins.map(function (b) { return b.mean; }),
-          titles: bins.map(function (b, i) { return run.name + " · " + CH.length_labels[i] + " steps: F1 " + fmtKind(b.mean) + (b.sem != null ? " ± " + fmtKind(b.sem) + " (s.e.)" : "") + ", " + b.n + " items"; }) };
+          titles: bins.map(function (b, i) { return run.name + " · " + CH.length_labels[i] + " steps: F1 " + fmtKind(b.mean) + (b.sem != null ? " ± " + fmtKind(b.sem) + " (s.e.)" : "") + ", " + plural(b.n, "item"); }) };
       })
     });
     var lisLabels = [];
@@ -158,10 +163,19 @@
       name: "lis-distribution", categories: lisLabels, xLabel: "LIS ratio (bin start)", yLabel: "Share of items", yFormat: function (v) { return Math.round(v * 100) + "%"; },
       series: RUNS.map(function (run, r) {
         var h = CH.lis_hist[r];
-        return { name: run.name, color: run.color, values: h.n ? h.shares : h.shares.map(function () { return null; }),
-          titles: h.shares.map(function (s, i) { return run.name + " · LIS " + lisLabels[i] + ": " + (100 * s).toFixed(1) + "% of " + h.n + " items"; }) };
+        // One item is no distribution (a 100% spike): the note under the chart says so.
+        return { name: run.name, color: run.color, values: h.n > 1 ? h.shares : h.shares.map(function () { return null; }),
+          titles: h.shares.map(function (s, i) { return run.name + " · LIS " + lisLabels[i] + ": " + (100 * s).toFixed(1) + "% of " + plural(h.n, "item"); }) };
       })
     });
+    var lisNotes = [];
+    RUNS.forEach(function (run, r) {
+      var h = CH.lis_hist[r];
+      if (h.n > 1) return;
+      var bin = h.shares.indexOf(Math.max.apply(null, h.shares));
+      lisNotes.push(esc(run.name) + ": " + (h.n ? "only 1 item has at least two matched steps (LIS " + lisLabels[bin] + "): too few to draw a distribution" : "no item has at least two matched steps") + ".");
+    });
+    $("lis-note").innerHTML = lisNotes.join(" ");
     var stepSeries = RUNS.map(function (run, r) {
       var h = CH.steps_hist[r];
       return { name: run.name, color: run.color, values: h.shares,
@@ -235,7 +249,8 @@
       box.innerHTML = '<p class="hint">One run only: give two or more results folders to compare them (paired bootstrap and permutation tests on the shared items).</p>';
       return;
     }
-    var html = '<p class="hint">Each run against the baseline <b>' + esc(RUNS[META.baseline].name) + "</b> on the items both hold. Δ = run − baseline; " +
+    var html = '<p class="hint">Each run against the baseline <b>' + esc(RUNS[META.baseline].name) + "</b> (" +
+      (META.baseline_given ? "chosen with <code>--baseline</code>" : "the first run given; <code>crystal report --baseline RUN</code> picks another") + ") on the items both hold. Δ = run − baseline; " +
       (100 * META.confidence) + "% paired bootstrap intervals (" + META.n_resamples + " resamples); p-values: paired bootstrap and sign-flip permutation (exact when few items differ), two-sided, not adjusted for multiple comparisons.</p>";
     html += '<div class="scroll"><table class="data" id="compare-overview"><thead><tr><th>Run vs ' + esc(RUNS[META.baseline].name) + "</th><th>Items</th><th>Δ Match F1</th><th>CI</th><th>p (perm.)</th><th>Δ Accuracy (pts)</th><th>CI</th><th>p (perm.)</th></tr></thead><tbody>";
     D.comparisons.forEach(function (cmp) {
@@ -249,7 +264,7 @@
       var A = RUNS[cmp.a], B = RUNS[cmp.b];
       html += '<details class="comparison" data-b="' + cmp.b + '"' + (c === 0 || D.comparisons.length <= 2 ? " open" : "") + "><summary><h3>" + swatch(B.color) + esc(B.name) + " vs " + swatch(A.color) + esc(A.name) + "</h3></summary>";
       cmp.warnings.forEach(function (w) { html += '<p class="banner warn">⚠ ' + esc(w) + "</p>"; });
-      html += '<p class="hint">' + cmp.n_common + " shared items" + (cmp.n_only_a || cmp.n_only_b ? " (" + cmp.n_only_a + " only in " + esc(A.name) + ", " + cmp.n_only_b + " only in " + esc(B.name) + ")" : "") + ".</p>";
+      html += '<p class="hint">' + plural(cmp.n_common, "shared item") + (cmp.n_only_a || cmp.n_only_b ? " (" + cmp.n_only_a + " only in " + esc(A.name) + ", " + cmp.n_only_b + " only in " + esc(B.name) + ")" : "") + ".</p>";
       html += '<div class="scroll"><table class="data compare-table"><thead><tr><th>Metric</th><th>' + esc(A.name) + "</th><th>" + esc(B.name) + "</th><th>Δ</th><th>" + (100 * META.confidence) + "% CI of Δ</th><th>p (bootstrap)</th><th>p (permutation)</th><th>Items differing</th></tr></thead><tbody>";
       D.compared_metrics.forEach(function (key) {
         var t = cmp.stats.metrics[key], kind = METRIC[key].kind;
@@ -324,7 +339,7 @@
     var q = run.quadrants;
     $("quadrants").innerHTML = '<table class="quad" id="quadrant-table"><thead><tr><th></th><th>F1 &lt; ' + META.weak_f1 + "</th><th>" + META.weak_f1 + " ≤ F1 &lt; " + META.sound_f1 + "</th><th>F1 ≥ " + META.sound_f1 +
       "</th></tr></thead><tbody><tr><th>right answer</th><td>" + q.right_weak + "</td><td>" + q.right_middle + "</td><td>" + q.right_sound + "</td></tr><tr><th>wrong answer</th><td>" +
-      q.wrong_weak + "</td><td>" + q.wrong_middle + "</td><td>" + q.wrong_sound + "</td></tr></tbody></table>" + (q.unscored ? '<p class="hint">' + q.unscored + " answers unscored by the judge.</p>" : "");
+      q.wrong_weak + "</td><td>" + q.wrong_middle + "</td><td>" + q.wrong_sound + "</td></tr></tbody></table>" + (q.unscored ? '<p class="hint">' + plural(q.unscored, "answer") + " unscored by the judge.</p>" : "");
     var html = "";
     LISTS.forEach(function (L) {
       var list = run.failures[L[0]] || [];
@@ -341,7 +356,7 @@
     list.slice(start, start + PAGE_LIST).forEach(function (k, n) {
       var g = run.items.pos[k];
       html += '<li><button type="button" data-open="' + k + '" data-list="' + key + '" data-index="' + (start + n) + '"><span class="mono">' + esc(ITEMS.id[g]) + "</span> " + answerMark(run, k) +
-        ' <span class="meta">' + esc(ITEMS.source[g]) + " · F1 " + fmtKind(run.items.f1[k]) + " · LIS " + fmtKind(run.items.lis[k]) + " · pred " + esc(short(run.items.pa[k] == null ? "—" : run.items.pa[k], 24)) + " / gold " + esc(short(ITEMS.gold[g], 24)) + "</span></button></li>";
+        ' <span class="meta">' + esc(ITEMS.source[g]) + " · F1 " + fmtKind(run.items.f1[k]) + " · LIS " + fmtKind(run.items.lis[k]) + " · pred " + esc(short(run.items.pa[k] == null ? "—" : plainMath(run.items.pa[k]), 24)) + " / gold " + esc(short(plainMath(ITEMS.gold[g]), 24)) + "</span></button></li>";
     });
     box.querySelector("ol").innerHTML = html;
     pager(box.querySelector(".pager"), page, list.length, PAGE_LIST, function (p) { renderList(r, key, p); });
@@ -550,7 +565,7 @@
     }
     var ok = it.ok[k];
     var verdict = it.miss[k] ? '<span class="ko">missing prediction</span>' : ok === 1 ? '<span class="ok">✓ correct</span>' : ok === 0 ? '<span class="ko">✗ wrong</span>' : '<span class="un">? unscored</span>';
-    html += '<dl class="answers"><dt>Gold answer</dt><dd id="iv-gold">' + esc(ITEMS.gold[g]) + "</dd><dt>Predicted</dt><dd id=\"iv-pred\">" + (it.pa[k] == null ? '<span class="empty-note">none</span>' : esc(it.pa[k])) +
+    html += '<dl class="answers"><dt>Gold answer</dt><dd id="iv-gold">' + answerHtml(ITEMS.gold[g]) + "</dd><dt>Predicted</dt><dd id=\"iv-pred\">" + (it.pa[k] == null ? '<span class="empty-note">none</span>' : answerHtml(it.pa[k])) +
       "</dd><dt>Verdict</dt><dd id=\"iv-verdict\">" + verdict + ' <span class="tag">rule: ' + esc(it.rule[k]) + '</span><span class="tag">type: ' + esc(it.atype[k]) + "</span></dd><dt>Extraction</dt><dd id=\"iv-extraction\">" + (it.ext && it.ext[k] ? esc(it.ext[k]) : "no rule committed") + (it.trunc && it.trunc[k] ? ' <span class="tag">truncated</span>' : "") + "</dd><dt>Parse</dt><dd>" + esc(it.status[k]) +
       (it.blank[k] ? ' <span class="tag">' + it.blank[k] + " blank steps dropped</span>" : "") + "</dd></dl>";
     html += "</div></div>";

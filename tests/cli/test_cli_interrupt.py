@@ -1,0 +1,82 @@
+"""Ctrl-C during ``crystal score``: one line saying what was kept and how to go on, exit
+130, no traceback (issue 30: it printed nothing)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from crystalbench.cli.main import app
+from crystalbench.data import SAMPLE_DIR
+
+runner = CliRunner()
+PREDICTIONS = SAMPLE_DIR / "predictions" / "terse-precise.jsonl"
+
+
+def _interrupt(*_: object, **__: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("cache", "kept"),
+    [
+        ("--cache", "the step vectors encoded so far are kept in the embedding cache"),
+        ("--no-cache", "nothing was kept (--no-cache): rerunning the same command starts again"),
+    ],
+)
+def test_ctrl_c_says_what_was_kept(tmp_path, monkeypatch, cache, kept):
+    monkeypatch.setattr("crystalbench.scoring.job.score_job", _interrupt)
+    out = tmp_path / "out"
+    args = ["score", "-b", "sample", "-p", str(PREDICTIONS), "-o", str(out), "--encoder", "hash"]
+    result = runner.invoke(app, [*args, cache, "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 130
+    said = " ".join(result.stderr.split())
+    assert said.startswith(f"interrupted: no results were written to {out}")
+    assert kept in said
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+    assert not isinstance(result.exception, KeyboardInterrupt)
+    if cache == "--cache":
+        assert str(tmp_path / "c") in said
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_a_real_sigint_exits_130_without_a_traceback(tmp_path):
+    """The whole path: a real process, a real SIGINT while it scores five sets."""
+    code = (
+        "import sys, time\n"
+        "import crystalbench.scoring.job as job\n"
+        "real = job.score_job\n"
+        "def slow(*a, **k):\n"
+        "    print('scoring', file=sys.stderr, flush=True)\n"
+        "    time.sleep(30)\n"
+        "    return real(*a, **k)\n"
+        "job.score_job = slow\n"
+        "from crystalbench.cli.entry import main\n"
+        "sys.argv = ['crystal', *sys.argv[1:]]\n"
+        "sys.exit(main())\n"
+    )
+    env = {**os.environ, "CRYSTALBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["score", "-b", "sample", "-p", str(PREDICTIONS), "-o", str(tmp_path / "o")]
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, *args, "--encoder", "hash", "--no-progress"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    deadline = time.monotonic() + 60
+    while "scoring" not in child.stderr.readline():
+        assert time.monotonic() < deadline
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().startswith("interrupted: no results were written to")
