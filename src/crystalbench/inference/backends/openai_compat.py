@@ -436,17 +436,11 @@ class OpenAIChatBackend:
             )
             content.append({"type": "image_url", "image_url": {"url": url}})
         content.append({"type": "text", "text": request.prompt})
-        settings = request.settings
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": content}],
-            "temperature": settings.temperature,
-            self.token_parameter: settings.max_tokens,
+            **request.settings.sampling(self.token_parameter),
         }
-        if settings.top_p is not None:
-            body["top_p"] = settings.top_p
-        if settings.seed is not None:
-            body["seed"] = settings.seed
         body.update(self.extra_body)
         return body
 
