@@ -80,19 +80,35 @@ class InputLimits:
         Raises:
             InputError: A variable is set to something other than a positive integer.
         """
-        env = os.environ if environ is None else environ
-        values: dict[str, int] = {}
-        for name, variable in (
-            ("max_line_bytes", MAX_LINE_BYTES_ENV),
-            ("max_file_bytes", MAX_FILE_BYTES_ENV),
-            ("max_json_depth", MAX_JSON_DEPTH_ENV),
-            ("max_response_chars", MAX_RESPONSE_CHARS_ENV),
-        ):
-            raw = env.get(variable)
-            if raw is None or not raw.strip():
-                continue
+        variables = {
+            "max_line_bytes": MAX_LINE_BYTES_ENV,
+            "max_file_bytes": MAX_FILE_BYTES_ENV,
+            "max_json_depth": MAX_JSON_DEPTH_ENV,
+            "max_response_chars": MAX_RESPONSE_CHARS_ENV,
+        }
+        return cls(**positive_ints_from_env(variables, environ))
+
+
+def positive_ints_from_env(
+    variables: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """The set ones of ``variables`` (field name -> environment variable) as positive
+    integers, by field name; unset and blank variables are left out (their defaults hold).
+
+    Raises:
+        InputError: A variable is set to something other than a positive integer.
+
+    Examples:
+        >>> positive_ints_from_env({"side": "SIDE", "pixels": "PIXELS"}, {"SIDE": "1_024"})
+        {'side': 1024}
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, int] = {}
+    for name, variable in variables.items():
+        raw = env.get(variable)
+        if raw is not None and raw.strip():
             values[name] = positive_int_from_env(variable, raw)
-        return cls(**values)
+    return values
 
 
 def positive_int_from_env(variable: str, raw: str) -> int:
@@ -624,6 +640,21 @@ def _user_mode(fd: int) -> None:
         return
     with contextlib.suppress(OSError):  # a file system without modes: keep mkstemp's
         os.fchmod(fd, 0o666 & ~current_umask())
+
+
+def sync_folder(folder: str | Path) -> None:
+    """Make the renames and new files in ``folder`` durable: ``fsync`` the folder itself
+    (POSIX; a no-op where folders cannot be opened or synced, as on Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
