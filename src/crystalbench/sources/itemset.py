@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crystalbench._internal.io import AtomicJsonlWriter, atomic_write_json, read_jsonl
+from crystalbench._internal.io import AtomicJsonlWriter, atomic_write_json, read_jsonl, sync_folder
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import InputError
 from crystalbench.sources.base import BUILD_NAME, IMAGES_DIR, ITEMS_NAME, MANIFEST_NAME
@@ -218,14 +218,14 @@ class ItemSetWriter:
         manifest = {**(manifest_meta or {}), "ids": list(manifest_ids)}
         atomic_write_json(self.tmp / MANIFEST_NAME, manifest)
         atomic_write_json(self.tmp / BUILD_NAME, value)
-        _fsync_dir(self.tmp / IMAGES_DIR)
-        _fsync_dir(self.tmp)
+        sync_folder(self.tmp / IMAGES_DIR)
+        sync_folder(self.tmp)
         old: Path | None = None
         if self.out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.out.parent))
             os.replace(self.out, old / self.out.name)
         os.replace(self.tmp, self.out)
-        _fsync_dir(self.out.parent)
+        sync_folder(self.out.parent)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
         self._done = True
@@ -248,19 +248,6 @@ class ItemSetWriter:
         traceback: TracebackType | None,
     ) -> None:
         self.abort()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------------------------------
