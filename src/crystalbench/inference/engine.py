@@ -19,6 +19,7 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from crystalbench.data.loading import Benchmark
@@ -285,7 +286,9 @@ class InferenceEngine:
                     f"for {len(requests)} requests"
                 )
             share = (time.perf_counter() - started) / len(requests)
-            return [c if c.latency_s is not None else _with_latency(c, share) for c in completions]
+            return [
+                c if c.latency_s is not None else replace(c, latency_s=share) for c in completions
+            ]
         middle = len(requests) // 2
         return self._complete_isolating(requests[:middle]) + self._complete_isolating(
             requests[middle:]
@@ -324,18 +327,6 @@ class InferenceEngine:
                 else:
                     record = self.success(item, outcome, attempts=1, started=began, request=request)
                 self.write(record, request)
-
-
-def _with_latency(completion: Completion, seconds: float) -> Completion:
-    return Completion(
-        text=completion.text,
-        prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens,
-        finish_reason=completion.finish_reason,
-        reasoning=completion.reasoning,
-        endpoint=completion.endpoint,
-        latency_s=seconds,
-    )
 
 
 def _rounded(value: float | None) -> float | None:

@@ -28,7 +28,7 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crystalbench._internal.openai_client import (
@@ -527,14 +527,8 @@ class OpenAIChatBackend:
                 self.token_parameter = "max_completion_tokens"
                 return await self.complete(request)
             raise error
-        return Completion(
-            text=completion.text,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            finish_reason=completion.finish_reason,
-            reasoning=completion.reasoning,
-            endpoint=replica.base_url,
-            latency_s=time.perf_counter() - started,
+        return replace(
+            completion, endpoint=replica.base_url, latency_s=time.perf_counter() - started
         )
 
     # ------------------------------------------------------------------ preflight
