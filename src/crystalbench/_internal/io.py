@@ -128,6 +128,33 @@ def positive_int_from_env(variable: str, raw: str) -> int:
     return value
 
 
+def note_first_line(
+    seen: dict[str, int], key: str, line: int, *, path: str | Path, field: str, what: str
+) -> None:
+    """Remember that ``key`` (an id of a record) is on ``line``; a repeat is an error that
+    names both lines.
+
+    Raises:
+        InputError: ``key`` was seen before (``what``: how the message names it).
+
+    Examples:
+        >>> seen = {}
+        >>> note_first_line(seen, "a", 1, path="b.jsonl", field="id", what="item id")
+        >>> note_first_line(seen, "a", 4, path="b.jsonl", field="id", what="item id")
+        Traceback (most recent call last):
+        ...
+        crystalbench.errors.InputError: b.jsonl:4: field id: duplicate item id 'a' (first on line 1)
+    """
+    if key in seen:
+        raise InputError(
+            f"duplicate {what} {key!r} (first on line {seen[key]})",
+            path=path,
+            line=line,
+            field=field,
+        )
+    seen[key] = line
+
+
 def resolve_limits(limits: InputLimits | None) -> InputLimits:
     """``limits`` itself, or :meth:`InputLimits.from_env` when it is ``None``."""
     return limits if limits is not None else InputLimits.from_env()

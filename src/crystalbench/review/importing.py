@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench._internal.io import InputLimits, read_csv, read_jsonl, resolve_limits
+from crystalbench._internal.io import (
+    InputLimits,
+    note_first_line,
+    read_csv,
+    read_jsonl,
+    resolve_limits,
+)
 from crystalbench.config.settings import REVIEW_ANNOTATORS_PER_CHAIN, REVIEW_ANNOTATORS_PER_PAIR
 from crystalbench.data.images import image_roots
 from crystalbench.data.loading import ITEM_SET_FILE, SAMPLE_DIR, Benchmark, load_jsonl_benchmark
@@ -512,14 +518,7 @@ def import_pairs(
     places: dict[str, tuple[int | None, str | None]] = {}
     for line, row in rows:
         pair = parse_pair(row, source, line)
-        if pair["pair_id"] in seen:
-            raise InputError(
-                f"duplicate pair_id {pair['pair_id']!r} (first on line {seen[pair['pair_id']]})",
-                path=source,
-                line=line,
-                field="pair_id",
-            )
-        seen[pair["pair_id"]] = line
+        note_first_line(seen, pair["pair_id"], line, path=source, field="pair_id", what="pair_id")
         item = bench.get(pair["item_id"])
         if item is None:
             raise InputError(

@@ -30,7 +30,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crystalbench._internal.io import AtomicJsonlWriter, atomic_write_json, read_jsonl, sync_folder
+from crystalbench._internal.io import (
+    AtomicJsonlWriter,
+    atomic_write_json,
+    note_first_line,
+    read_jsonl,
+    sync_folder,
+)
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import InputError
 from crystalbench.sources.base import BUILD_NAME, IMAGES_DIR, ITEMS_NAME, MANIFEST_NAME
@@ -302,14 +308,7 @@ def read_item_set(path: str | Path) -> ItemSet:
             raise InputError(
                 first.get("msg", "invalid value"), path=items_file, line=number, field=where
             ) from None
-        if item.id in seen:
-            raise InputError(
-                f"duplicate item id {item.id!r} (first on line {seen[item.id]})",
-                path=items_file,
-                line=number,
-                field="id",
-            )
-        seen[item.id] = number
+        note_first_line(seen, item.id, number, path=items_file, field="id", what="item id")
         if item.image is not None:
             relative = Path(item.image)
             target = (base / relative).resolve()
