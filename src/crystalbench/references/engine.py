@@ -26,7 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from crystalbench._internal.openai_client import api_key_from_env
 from crystalbench.errors import InputError
@@ -79,6 +79,16 @@ class JobResult:
     @property
     def ok(self) -> bool:
         return self.error_kind is None
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """What the backend reported (finish reason, tokens, latency), as record fields."""
+        return {
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": self.latency_s,
+        }
 
 
 ImageSource = Callable[[str], bytes | None]
