@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import io
 import random
@@ -9,14 +10,15 @@ import random
 import pytest
 from PIL import Image
 
-from crystalbench.inference.backends.base import BackendError
+from crystalbench.inference.backends.base import BackendError, Completion, GenerationRequest
 from crystalbench.inference.backends.openai_compat import (
     classify_status,
     error_message,
     parse_completion,
 )
 from crystalbench.inference.images import PreparedImage, sniff_mime
-from crystalbench.inference.retry import RetryPolicy, parse_retry_after
+from crystalbench.inference.records import GenerationSettings
+from crystalbench.inference.retry import RetryPolicy, complete_with_retries, parse_retry_after
 
 
 # --- Retry-After --------------------------------------------------------------------------
@@ -223,3 +225,58 @@ def test_a_completion_budget_complaint_is_not_an_image_problem():
     )
     assert error.kind == "bad_request"
     assert not error.image_too_large
+
+
+# --- the one retry loop (inference engine and references engines) -------------------------
+class _Failing:
+    """An async backend that raises the scripted errors in turn, then answers."""
+
+    name, model, max_in_flight = "scripted", "m", 1
+
+    def __init__(self, *errors):
+        self.errors = list(errors)
+        self.sides = []
+
+    async def complete(self, request):
+        self.sides.append(request.image_max_side)
+        if self.errors:
+            raise self.errors.pop(0)
+        return Completion(text="ok")
+
+    async def aclose(self):
+        pass
+
+
+def _request(image=None):
+    return GenerationRequest(item_id="a", prompt="p", image=image, settings=GenerationSettings())
+
+
+def _attempt(backend, request, **policy):
+    policy = RetryPolicy(base_delay=0.0, max_delay=0.0, **policy)
+    return asyncio.run(complete_with_retries(backend, request, policy, random.Random(0)))
+
+
+def test_retryable_errors_are_retried_until_the_policy_gives_up():
+    busy = BackendError("rate_limit", "slow down", retryable=True)
+    answered = _attempt(_Failing(busy, busy), _request(), max_attempts=3)
+    assert (answered.completion.text, answered.error, answered.attempts) == ("ok", None, 3)
+    given_up = _attempt(_Failing(busy, busy, busy), _request(), max_attempts=3)
+    assert (given_up.completion, given_up.error, given_up.attempts) == (None, busy, 3)
+
+
+def test_fatal_and_unexpected_errors_end_the_loop_at_once():
+    fatal = BackendError("auth", "bad key", retryable=True, fatal=True)
+    assert _attempt(_Failing(fatal), _request()).attempts == 1
+    bug = KeyError("choices")
+    outcome = _attempt(_Failing(bug), _request())
+    assert (outcome.error, outcome.attempts) == (bug, 1)
+
+
+def test_a_too_large_image_is_resent_at_each_smaller_side_then_fails():
+    buffer = io.BytesIO()
+    Image.new("RGB", (1500, 300)).save(buffer, "PNG")
+    large = BackendError("image", "too large", image_too_large=True)
+    backend = _Failing(large, large, large)
+    outcome = _attempt(backend, _request(PreparedImage(buffer.getvalue(), max_side=4096)))
+    assert backend.sides == [None, 1024, 512]
+    assert (outcome.error, outcome.attempts) == (large, 3)

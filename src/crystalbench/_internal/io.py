@@ -80,19 +80,35 @@ class InputLimits:
         Raises:
             InputError: A variable is set to something other than a positive integer.
         """
-        env = os.environ if environ is None else environ
-        values: dict[str, int] = {}
-        for name, variable in (
-            ("max_line_bytes", MAX_LINE_BYTES_ENV),
-            ("max_file_bytes", MAX_FILE_BYTES_ENV),
-            ("max_json_depth", MAX_JSON_DEPTH_ENV),
-            ("max_response_chars", MAX_RESPONSE_CHARS_ENV),
-        ):
-            raw = env.get(variable)
-            if raw is None or not raw.strip():
-                continue
+        variables = {
+            "max_line_bytes": MAX_LINE_BYTES_ENV,
+            "max_file_bytes": MAX_FILE_BYTES_ENV,
+            "max_json_depth": MAX_JSON_DEPTH_ENV,
+            "max_response_chars": MAX_RESPONSE_CHARS_ENV,
+        }
+        return cls(**positive_ints_from_env(variables, environ))
+
+
+def positive_ints_from_env(
+    variables: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """The set ones of ``variables`` (field name -> environment variable) as positive
+    integers, by field name; unset and blank variables are left out (their defaults hold).
+
+    Raises:
+        InputError: A variable is set to something other than a positive integer.
+
+    Examples:
+        >>> positive_ints_from_env({"side": "SIDE", "pixels": "PIXELS"}, {"SIDE": "1_024"})
+        {'side': 1024}
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, int] = {}
+    for name, variable in variables.items():
+        raw = env.get(variable)
+        if raw is not None and raw.strip():
             values[name] = positive_int_from_env(variable, raw)
-        return cls(**values)
+    return values
 
 
 def positive_int_from_env(variable: str, raw: str) -> int:
@@ -110,6 +126,33 @@ def positive_int_from_env(variable: str, raw: str) -> int:
     if value <= 0:
         raise InputError(f"must be a positive integer, got {raw!r}", field=f"${variable}")
     return value
+
+
+def note_first_line(
+    seen: dict[str, int], key: str, line: int, *, path: str | Path, field: str, what: str
+) -> None:
+    """Remember that ``key`` (an id of a record) is on ``line``; a repeat is an error that
+    names both lines.
+
+    Raises:
+        InputError: ``key`` was seen before (``what``: how the message names it).
+
+    Examples:
+        >>> seen = {}
+        >>> note_first_line(seen, "a", 1, path="b.jsonl", field="id", what="item id")
+        >>> note_first_line(seen, "a", 4, path="b.jsonl", field="id", what="item id")
+        Traceback (most recent call last):
+        ...
+        crystalbench.errors.InputError: b.jsonl:4: field id: duplicate item id 'a' (first on line 1)
+    """
+    if key in seen:
+        raise InputError(
+            f"duplicate {what} {key!r} (first on line {seen[key]})",
+            path=path,
+            line=line,
+            field=field,
+        )
+    seen[key] = line
 
 
 def resolve_limits(limits: InputLimits | None) -> InputLimits:
@@ -624,6 +667,21 @@ def _user_mode(fd: int) -> None:
         return
     with contextlib.suppress(OSError):  # a file system without modes: keep mkstemp's
         os.fchmod(fd, 0o666 & ~current_umask())
+
+
+def sync_folder(folder: str | Path) -> None:
+    """Make the renames and new files in ``folder`` durable: ``fsync`` the folder itself
+    (POSIX; a no-op where folders cannot be opened or synced, as on Windows)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from crystalbench.answers.answer_type import NumericShape, gold_number
 from crystalbench.answers.rules import shown
@@ -204,6 +205,32 @@ def _unreadable(item: BenchmarkItem, what: str) -> InputError:
     return InputError(f"item {item.id}: gold answer {item.answer!r} is not {what}", field="answer")
 
 
+@dataclass(frozen=True)
+class _Shape(Generic[T]):
+    """How a gold of one shape (time, range, ratio) is read, found in an answer and compared."""
+
+    rule: str
+    what: str
+    parse: Callable[[str], T | None]
+    finder: Callable[[str], list[Token[T]]]
+    agree: Callable[[T, T], bool]
+    show: Callable[[T], str]
+
+
+_SHAPES: dict[str, _Shape[Any]] = {
+    "time": _Shape("numeric_time", "clock time", parse_clock, find_clocks, clocks_agree, str),
+    "range": _Shape("numeric_range", "range", parse_range, find_ranges, _ranges_agree, str),
+    "ratio": _Shape(
+        "numeric_ratio",
+        "ratio",
+        lambda text: parse_ratio(text, allow_to=True),
+        find_ratios,
+        ratios_agree,
+        format_ratio,
+    ),
+}
+
+
 def numeric_verdict(
     predicted: str, item: BenchmarkItem, shape: NumericShape | None
 ) -> AnswerVerdict:
@@ -218,28 +245,13 @@ def numeric_verdict(
         >>> numeric_verdict("The clock shows 15:30.", clock, "time").correct
         True
     """
-    if shape == "time":
-        clock = parse_clock(clean_answer(item.answer))
-        if clock is None:
-            raise _unreadable(item, "a clock time")
-        return _shaped(
-            predicted, rule="numeric_time", gold=clock, gold_text=str(clock),
-            finder=find_clocks, agree=clocks_agree, show=str, what="clock time",
-        )  # fmt: skip
-    if shape == "range":
-        span = parse_range(clean_answer(item.answer))
-        if span is None:
-            raise _unreadable(item, "a range")
-        return _shaped(
-            predicted, rule="numeric_range", gold=span, gold_text=str(span),
-            finder=find_ranges, agree=_ranges_agree, show=str, what="range",
-        )  # fmt: skip
-    if shape == "ratio":
-        ratio = parse_ratio(clean_answer(item.answer), allow_to=True)
-        if ratio is None:
-            raise _unreadable(item, "a ratio")
-        return _shaped(
-            predicted, rule="numeric_ratio", gold=ratio, gold_text=format_ratio(ratio),
-            finder=find_ratios, agree=ratios_agree, show=format_ratio, what="ratio",
-        )  # fmt: skip
-    return _point(predicted, item)
+    spec = _SHAPES.get(shape) if shape is not None else None
+    if spec is None:
+        return _point(predicted, item)
+    gold = spec.parse(clean_answer(item.answer))
+    if gold is None:
+        raise _unreadable(item, f"a {spec.what}")
+    return _shaped(
+        predicted, rule=spec.rule, gold=gold, gold_text=spec.show(gold),
+        finder=spec.finder, agree=spec.agree, show=spec.show, what=spec.what,
+    )  # fmt: skip

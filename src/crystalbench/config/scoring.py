@@ -11,6 +11,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
     field_validator,
     model_serializer,
     model_validator,
@@ -58,6 +59,18 @@ def _known_name(kind: str, value: Any, valid: tuple[str, ...]) -> Any:
     if isinstance(value, str) and value not in valid:
         raise ValueError(UnknownNameError(kind, value, valid).message)
     return value
+
+
+_NAMED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "compat": ("compat mode", COMPAT_MODES),
+    "answer_rules": ("answer rules", ANSWER_RULES),
+    "backend": ("encoder backend", ENCODER_BACKENDS),
+    "matcher": ("matcher", MATCHERS),
+    "guard": ("guard", GUARDS),
+    "verify": ("verify mode", VERIFY_MODES),
+}
+"""The :class:`ScoreConfig` fields that take one of a few names: what each is called in the
+error and its valid names."""
 
 
 class DifficultyConfig(BaseModel):
@@ -200,35 +213,11 @@ class ScoreConfig(BaseModel):
             return {**data, "matcher_judge": data["judge"]}
         return data
 
-    @field_validator("compat", mode="before")
+    @field_validator(*_NAMED, mode="before")
     @classmethod
-    def _known_compat(cls, value: Any) -> Any:
-        return _known_name("compat mode", value, COMPAT_MODES)
-
-    @field_validator("answer_rules", mode="before")
-    @classmethod
-    def _known_answer_rules(cls, value: Any) -> Any:
-        return _known_name("answer rules", value, ANSWER_RULES)
-
-    @field_validator("backend", mode="before")
-    @classmethod
-    def _known_backend(cls, value: Any) -> Any:
-        return _known_name("encoder backend", value, ENCODER_BACKENDS)
-
-    @field_validator("matcher", mode="before")
-    @classmethod
-    def _known_matcher(cls, value: Any) -> Any:
-        return _known_name("matcher", value, MATCHERS)
-
-    @field_validator("guard", mode="before")
-    @classmethod
-    def _known_guard(cls, value: Any) -> Any:
-        return _known_name("guard", value, GUARDS)
-
-    @field_validator("verify", mode="before")
-    @classmethod
-    def _known_verify(cls, value: Any) -> Any:
-        return _known_name("verify mode", value, VERIFY_MODES)
+    def _known_names(cls, value: Any, info: ValidationInfo) -> Any:
+        kind, valid = _NAMED[str(info.field_name)]
+        return _known_name(kind, value, valid)
 
     @model_validator(mode="after")
     def _verifier_for_verify(self) -> ScoreConfig:

@@ -16,14 +16,13 @@ The limits (:class:`ImageLimits`) are ``IMAGE_MAX_PIXELS`` and ``IMAGE_MAX_SIDE`
 from __future__ import annotations
 
 import io
-import os
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench._internal.io import positive_int_from_env
+from crystalbench._internal.io import positive_ints_from_env
 from crystalbench.config.settings import (
     IMAGE_MAX_PIXELS,
     IMAGE_MAX_PIXELS_ENV,
@@ -56,16 +55,8 @@ class ImageLimits:
         Raises:
             InputError: A variable is set to something other than a positive integer.
         """
-        env = os.environ if environ is None else environ
-        values: dict[str, int] = {}
-        for name, variable in (
-            ("max_pixels", IMAGE_MAX_PIXELS_ENV),
-            ("max_side", IMAGE_MAX_SIDE_ENV),
-        ):
-            raw = env.get(variable)
-            if raw is not None and raw.strip():
-                values[name] = positive_int_from_env(variable, raw)
-        return cls(**values)
+        variables = {"max_pixels": IMAGE_MAX_PIXELS_ENV, "max_side": IMAGE_MAX_SIDE_ENV}
+        return cls(**positive_ints_from_env(variables, environ))
 
 
 def image_roots(base: Path, image_root: str | Path | None) -> tuple[Path, ...]:

@@ -38,7 +38,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crystalbench._internal.io import InputLimits, read_jsonl
+from crystalbench._internal.io import InputLimits, note_first_line, read_jsonl
 from crystalbench._internal.paths import local_path
 from crystalbench.data.hub import (
     HUB_ID_PATTERN,
@@ -345,14 +345,7 @@ def load_jsonl_benchmark(
                     item.image, base=base, roots=roots, path=path, line=number
                 )
                 item = item.model_copy(update={"image": str(resolved)})
-        if item.id in seen:
-            raise InputError(
-                f"duplicate item id {item.id!r} (first on line {seen[item.id]})",
-                path=path,
-                line=number,
-                field="id",
-            )
-        seen[item.id] = number
+        note_first_line(seen, item.id, number, path=path, field="id", what="item id")
         items.append(item)
     return Benchmark(name=name or str(path), items=items, image_loader=_FileImages(roots, embedded))
 

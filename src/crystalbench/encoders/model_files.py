@@ -136,21 +136,39 @@ def local_hub_snapshot(repo: str) -> Path | None:
     return None
 
 
-def local_model_folder(name_or_path: str) -> Path | None:
+def hub_repo(name: str) -> str:
+    """The hub repository of a model name (a bare name is a sentence-transformers model).
+
+    Examples:
+        >>> hub_repo("all-distilroberta-v1"), hub_repo("BAAI/bge-small-en-v1.5")
+        ('sentence-transformers/all-distilroberta-v1', 'BAAI/bge-small-en-v1.5')
+    """
+    return name if "/" in name else f"sentence-transformers/{name}"
+
+
+def find_model_folder(name_or_path: str) -> Path | None:
     """The model's folder when it is on this machine and found without importing anything
     (``minilm-offline``, ``mpnet-offline``, a folder, the hub cache read directly), else
-    ``None``."""
-    try:
-        bundled = bundled_model_folder(name_or_path)
-    except EncoderUnavailableError:
-        return None
+    ``None``.
+
+    Raises:
+        EncoderUnavailableError: A packaged model whose pieces are not installed.
+    """
+    bundled = bundled_model_folder(name_or_path)
     if bundled is not None:
         return bundled
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path.resolve()
-    repo = name_or_path if "/" in name_or_path else f"sentence-transformers/{name_or_path}"
-    return local_hub_snapshot(repo)
+    return local_hub_snapshot(hub_repo(name_or_path))
+
+
+def local_model_folder(name_or_path: str) -> Path | None:
+    """:func:`find_model_folder`, with ``None`` for a packaged model not installed."""
+    try:
+        return find_model_folder(name_or_path)
+    except EncoderUnavailableError:
+        return None
 
 
 class HubUnreachableError(EncoderUnavailableError):

@@ -36,9 +36,9 @@ from crystalbench._internal.extras import require
 from crystalbench.config.settings import ENCODE_BATCH_SIZE
 from crystalbench.encoders.base import l2_normalise
 from crystalbench.encoders.model_files import (
-    bundled_model_folder,
+    find_model_folder,
     hub_model_source,
-    local_hub_snapshot,
+    hub_repo,
     local_model_folder,
     model_label,
     quiet_weight_loading,
@@ -106,16 +106,10 @@ def resolve_model_folder(name_or_path: str) -> Path:
     Raises:
         EncoderUnavailableError: The model cannot be found or downloaded.
     """
-    bundled = bundled_model_folder(name_or_path)
-    if bundled is not None:
-        return bundled
-    path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        return path.resolve()
-    repo = name_or_path if "/" in name_or_path else f"sentence-transformers/{name_or_path}"
-    cached = local_hub_snapshot(repo)
-    if cached is not None:
-        return cached
+    found = find_model_folder(name_or_path)
+    if found is not None:
+        return found
+    repo = hub_repo(name_or_path)
     hub_model_source(name_or_path)  # fails at once when the hub cannot be reached
     try:
         from huggingface_hub import snapshot_download

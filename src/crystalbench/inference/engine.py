@@ -19,6 +19,7 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from crystalbench.data.loading import Benchmark
@@ -29,8 +30,9 @@ from crystalbench.inference.backends.base import (
     Completion,
     GenerationRequest,
     InferenceAbortedError,
+    describe_error,
 )
-from crystalbench.inference.images import PreparedImage
+from crystalbench.inference.images import prepare_image
 from crystalbench.inference.prompts import PromptTemplate
 from crystalbench.inference.records import (
     GenerationSettings,
@@ -38,7 +40,7 @@ from crystalbench.inference.records import (
     ResultsFile,
     utc_now,
 )
-from crystalbench.inference.retry import RetryPolicy
+from crystalbench.inference.retry import RetryPolicy, complete_with_retries
 from crystalbench.inference.summary import ProgressReporter, RunStats
 from crystalbench.parsing import parse_response
 from crystalbench.types import BenchmarkItem
@@ -92,14 +94,10 @@ class InferenceEngine:
     # ------------------------------------------------------------------ records
     def request(self, item: BenchmarkItem) -> GenerationRequest:
         """Render the prompt and load the image (raises on an unreadable image)."""
-        data = self.benchmark.image_bytes(item)
-        image = PreparedImage(data, max_side=self.image_max_side) if data else None
-        if image is not None:
-            image.size  # noqa: B018 - decode the header now: a broken image fails here
         return GenerationRequest(
             item_id=item.id,
             prompt=self.prompt.render(item),
-            image=image,
+            image=prepare_image(self.benchmark.image_bytes(item), self.image_max_side),
             settings=self.settings,
             image_max_side=self.image_max_side,
         )
@@ -196,45 +194,42 @@ class InferenceEngine:
         try:
             request = self.request(item)
         except Exception as exc:  # a missing or undecodable image fails this item only
-            return self.failure(item, "image", _describe(exc), attempts=0, started=started), None
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                completion = await backend.complete(request)
-            except BackendError as error:
-                if error.fatal:
-                    self.stopping = True
-                    raise InferenceAbortedError(f"stopping: {error}") from error
-                if error.image_too_large and request.image is not None:
-                    side = self.retry.next_side(
-                        request.image_max_side, max(request.image.variant_size(None))
-                    )
-                    if side is not None:
-                        request.image_max_side = side
-                        continue
-                elif error.retryable and attempt < self.retry.max_attempts:
-                    await asyncio.sleep(self.retry.delay(attempt, error.retry_after, self.rng))
-                    continue
-                record = self.failure(
-                    item,
-                    error.kind,
-                    str(error),
-                    attempts=attempt,
-                    started=started,
-                    endpoint=error.endpoint,
-                    image_max_side=request.image_max_side,
-                )
-                return record, request
-            except Exception as exc:  # a backend bug fails this item, not the run
-                record = self.failure(
-                    item, "unexpected", _describe(exc), attempts=attempt, started=started
-                )
-                return record, request
-            record = self.success(
-                item, completion, attempts=attempt, started=started, request=request
+            return self.failure(
+                item, "image", describe_error(exc), attempts=0, started=started
+            ), None
+        outcome = await complete_with_retries(backend, request, self.retry, self.rng)
+        error = outcome.error
+        if isinstance(error, BackendError):
+            if error.fatal:
+                self.stopping = True
+                raise InferenceAbortedError(f"stopping: {error}") from error
+            record = self.failure(
+                item,
+                error.kind,
+                str(error),
+                attempts=outcome.attempts,
+                started=started,
+                endpoint=error.endpoint,
+                image_max_side=request.image_max_side,
             )
-            return record, request
+        elif error is not None:
+            record = self.failure(
+                item,
+                "unexpected",
+                describe_error(error),
+                attempts=outcome.attempts,
+                started=started,
+            )
+        else:
+            assert outcome.completion is not None
+            record = self.success(
+                item,
+                outcome.completion,
+                attempts=outcome.attempts,
+                started=started,
+                request=request,
+            )
+        return record, request
 
     async def run_async(self, items: Sequence[BenchmarkItem]) -> None:
         """Answer ``items`` concurrently (the async path)."""
@@ -283,7 +278,7 @@ class InferenceEngine:
                 return [error]
         except Exception as exc:  # CUDA OOM, a prompt too long for the model...
             if len(requests) == 1:
-                return [BackendError("generation", _describe(exc))]
+                return [BackendError("generation", describe_error(exc))]
         else:
             if len(completions) != len(requests):
                 raise RuntimeError(
@@ -291,7 +286,9 @@ class InferenceEngine:
                     f"for {len(requests)} requests"
                 )
             share = (time.perf_counter() - started) / len(requests)
-            return [c if c.latency_s is not None else _with_latency(c, share) for c in completions]
+            return [
+                c if c.latency_s is not None else replace(c, latency_s=share) for c in completions
+            ]
         middle = len(requests) // 2
         return self._complete_isolating(requests[:middle]) + self._complete_isolating(
             requests[middle:]
@@ -310,7 +307,9 @@ class InferenceEngine:
                 try:
                     ready.append((item, self.request(item)))
                 except Exception as exc:
-                    record = self.failure(item, "image", _describe(exc), attempts=0, started=began)
+                    record = self.failure(
+                        item, "image", describe_error(exc), attempts=0, started=began
+                    )
                     self.write(record, None)
             if not ready:
                 continue
@@ -330,22 +329,5 @@ class InferenceEngine:
                 self.write(record, request)
 
 
-def _with_latency(completion: Completion, seconds: float) -> Completion:
-    return Completion(
-        text=completion.text,
-        prompt_tokens=completion.prompt_tokens,
-        completion_tokens=completion.completion_tokens,
-        finish_reason=completion.finish_reason,
-        reasoning=completion.reasoning,
-        endpoint=completion.endpoint,
-        latency_s=seconds,
-    )
-
-
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -52,6 +52,20 @@ def b64encode(data: bytes) -> bytes:
     return base64.b64encode(data)
 
 
+def prepare_image(data: bytes | None, max_side: int | None) -> PreparedImage | None:
+    """An item's image ready to send (``None`` without bytes), its header decoded now so a
+    broken or over-cap image fails here, as that item's error, before any request.
+
+    Raises:
+        ImageError: The bytes are not an image, or it is over the pixel cap.
+    """
+    if not data:
+        return None
+    image = PreparedImage(data, max_side=max_side)
+    image.size  # noqa: B018 - decode the header now: a broken image fails here
+    return image
+
+
 class PreparedImage:
     """Encoded image bytes with memoised data URLs, one per maximum side.
 

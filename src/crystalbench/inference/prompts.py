@@ -19,6 +19,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from crystalbench.errors import InputError, UnknownNameError
 from crystalbench.types import BenchmarkItem
@@ -58,6 +59,9 @@ def render_options(options: list[str]) -> str:
         ''
     """
     return "\n".join(f"{option_letter(i)}) {text}" for i, text in enumerate(options))
+
+
+_Template = TypeVar("_Template", bound="PromptTemplate")
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,42 @@ class PromptTemplate:
             question = f"{question}\n{options}"
         text = text.replace("{question}", question).replace("{options}", options)
         text = text.replace("{source}", item.source)
-        return re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", text).strip() + "\n"
+        return collapse_blank_lines(text)
+
+    @classmethod
+    def load(
+        cls: type[_Template], spec: str | Path, builtins: tuple[str, ...] = BUILTIN_PROMPTS
+    ) -> _Template:
+        """A built-in prompt (one of ``builtins``, a file of :data:`PROMPTS_DIR`) by name, or
+        a template file.
+
+        Raises:
+            InputError: The file is missing, empty or has no ``{question}`` placeholder.
+            UnknownNameError: ``spec`` is neither a built-in name nor an existing file.
+        """
+        text_spec = str(spec)
+        if text_spec in builtins:
+            text = (PROMPTS_DIR / f"{text_spec}.txt").read_text(encoding="utf-8")
+            return cls(text_spec, text)
+        path = Path(text_spec).expanduser()
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            if not text.strip():
+                raise InputError("prompt file is empty", path=path)
+            return cls(path.name, text)
+        if path.suffix or "/" in text_spec:
+            raise InputError("prompt file not found", path=path)
+        raise UnknownNameError("prompt", text_spec, builtins)
+
+
+def collapse_blank_lines(text: str) -> str:
+    r"""A rendered prompt with runs of blank lines made one, stripped, ending in a newline.
+
+    Examples:
+        >>> collapse_blank_lines("Q\n\n\n\nA ")
+        'Q\n\nA\n'
+    """
+    return re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", text).strip() + "\n"
 
 
 def load_prompt(spec: str | Path | None = None) -> PromptTemplate:
@@ -119,18 +158,4 @@ def load_prompt(spec: str | Path | None = None) -> PromptTemplate:
         >>> load_prompt().name
         'infer_v1'
     """
-    if spec is None:
-        spec = DEFAULT_PROMPT
-    text_spec = str(spec)
-    if text_spec in BUILTIN_PROMPTS:
-        text = (PROMPTS_DIR / f"{text_spec}.txt").read_text(encoding="utf-8")
-        return PromptTemplate(name=text_spec, text=text)
-    path = Path(text_spec).expanduser()
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if not text.strip():
-            raise InputError("prompt file is empty", path=path)
-        return PromptTemplate(name=path.name, text=text)
-    if path.suffix or "/" in text_spec:
-        raise InputError("prompt file not found", path=path)
-    raise UnknownNameError("prompt", text_spec, BUILTIN_PROMPTS)
+    return PromptTemplate.load(DEFAULT_PROMPT if spec is None else spec)

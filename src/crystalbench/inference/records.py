@@ -63,6 +63,21 @@ class GenerationSettings(Record):
     seed: int | None = None
     """Sampling seed; ``None`` leaves the server's default (vLLM honours it per request)."""
 
+    def sampling(self, max_tokens_key: str = "max_tokens") -> dict[str, Any]:
+        """The sampling parameters of a request body or ``vllm.SamplingParams``: the unset
+        ones left out, so the server's defaults hold.
+
+        Examples:
+            >>> GenerationSettings(temperature=0.7, seed=5).sampling("max_completion_tokens")
+            {'temperature': 0.7, 'max_completion_tokens': 4096, 'seed': 5}
+        """
+        params: dict[str, Any] = {"temperature": self.temperature, max_tokens_key: self.max_tokens}
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return params
+
 
 class InferenceRecord(Record):
     """One line of a ``crystal infer`` output file: one model answer (or failure) per item."""

@@ -1,11 +1,14 @@
-"""Retry timing: exponential backoff with jitter, ``Retry-After`` parsing, downscale steps.
+"""Retry timing: exponential backoff with jitter, ``Retry-After`` parsing, downscale steps;
+and the one retry loop every HTTP request of a run goes through (:func:`complete_with_retries`,
+used by the inference engine and by the references' engines).
 
-Pure functions of their inputs (and a random generator), so the runner's waiting
-behaviour is tested without sleeping.
+The timing rules are pure functions of their inputs (and a random generator), so the
+runner's waiting behaviour is tested without sleeping.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import math
 import random
@@ -18,6 +21,12 @@ from crystalbench.config.settings import (
     INFER_BACKOFF_MAX,
     INFER_MAX_ATTEMPTS,
     INFER_MAX_RETRY_AFTER,
+)
+from crystalbench.inference.backends.base import (
+    AsyncBackend,
+    BackendError,
+    Completion,
+    GenerationRequest,
 )
 
 
@@ -117,3 +126,51 @@ def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> f
         moment = email.utils.mktime_tz(parsed)
         return max(0.0, moment - (time.time() if now is None else now))
     return value if math.isfinite(value) and value >= 0 else None
+
+
+@dataclass(frozen=True)
+class Attempts:
+    """How one request ended after its retries: a completion, or the error that ended it."""
+
+    completion: Completion | None
+    """The answer (``None`` when the request failed)."""
+    error: Exception | None
+    """A :class:`~crystalbench.inference.backends.base.BackendError` that retrying cannot
+    help (``fatal`` ones included, never retried), or any other exception the backend raised
+    (a bug: it fails this request, not the run)."""
+    attempts: int
+    """Requests made (1 when the first one answered)."""
+
+
+async def complete_with_retries(
+    backend: AsyncBackend, request: GenerationRequest, policy: RetryPolicy, rng: random.Random
+) -> Attempts:
+    """Ask ``backend`` until it answers or retrying cannot help; never raises.
+
+    Retryable errors (timeouts, connection errors, 408/409/429/5xx) back off
+    (:meth:`RetryPolicy.delay`, honouring ``Retry-After``) up to
+    :attr:`RetryPolicy.max_attempts`; an image the server rejects as too large is re-sent at
+    the next smaller side (:meth:`RetryPolicy.next_side`, which sets
+    ``request.image_max_side``) until none is left. A fatal error ends it at once.
+    """
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            completion = await backend.complete(request)
+        except BackendError as error:
+            if not error.fatal:
+                if error.image_too_large and request.image is not None:
+                    side = policy.next_side(
+                        request.image_max_side, max(request.image.variant_size(None))
+                    )
+                    if side is not None:
+                        request.image_max_side = side
+                        continue
+                elif error.retryable and attempt < policy.max_attempts:
+                    await asyncio.sleep(policy.delay(attempt, error.retry_after, rng))
+                    continue
+            return Attempts(None, error, attempt)
+        except Exception as exc:  # a backend bug fails this request, not the run
+            return Attempts(None, exc, attempt)
+        return Attempts(completion, None, attempt)

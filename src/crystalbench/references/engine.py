@@ -35,10 +35,11 @@ from crystalbench.inference.backends.base import (
     BackendError,
     GenerationRequest,
     InferenceAbortedError,
+    describe_error,
 )
-from crystalbench.inference.images import PreparedImage
+from crystalbench.inference.images import PreparedImage, prepare_image
 from crystalbench.inference.records import GenerationSettings
-from crystalbench.inference.retry import RetryPolicy
+from crystalbench.inference.retry import RetryPolicy, complete_with_retries
 from crystalbench.references.config import ModelEndpoint, ReferencesConfig
 
 
@@ -78,6 +79,16 @@ class JobResult:
     @property
     def ok(self) -> bool:
         return self.error_kind is None
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """What the backend reported (finish reason, tokens, latency), as record fields."""
+        return {
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": self.latency_s,
+        }
 
 
 ImageSource = Callable[[str], bytes | None]
@@ -187,54 +198,34 @@ async def answer_job(
         settings=job.settings,
         image_max_side=image_max_side,
     )
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            completion = await backend.complete(request)
-        except BackendError as error:
-            if error.fatal:
-                return JobResult(
-                    key=job.key,
-                    error=str(error),
-                    error_kind=error.kind,
-                    fatal=True,
-                    http_attempts=attempt,
-                )
-            if error.image_too_large and request.image is not None:
-                side = retry.next_side(
-                    request.image_max_side, max(request.image.variant_size(None))
-                )
-                if side is not None:
-                    request.image_max_side = side
-                    continue
-            elif error.retryable and attempt < retry.max_attempts:
-                await asyncio.sleep(retry.delay(attempt, error.retry_after, rng))
-                continue
-            return JobResult(
-                key=job.key,
-                error=str(error),
-                error_kind=error.kind,
-                endpoint=error.endpoint,
-                http_attempts=attempt,
-            )
-        except Exception as exc:  # a backend bug fails this request, not the run
-            return JobResult(
-                key=job.key,
-                error=f"{type(exc).__name__}: {exc}",
-                error_kind="unexpected",
-                http_attempts=attempt,
-            )
+    outcome = await complete_with_retries(backend, request, retry, rng)
+    error, completion = outcome.error, outcome.completion
+    if isinstance(error, BackendError):
         return JobResult(
             key=job.key,
-            text=completion.text,
-            finish_reason=completion.finish_reason,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            latency_s=None if completion.latency_s is None else round(completion.latency_s, 4),
-            endpoint=completion.endpoint,
-            http_attempts=attempt,
+            error=str(error),
+            error_kind=error.kind,
+            fatal=error.fatal,
+            endpoint=None if error.fatal else error.endpoint,
+            http_attempts=outcome.attempts,
         )
+    if error is not None or completion is None:
+        return JobResult(
+            key=job.key,
+            error=describe_error(error) if error is not None else "no completion",
+            error_kind="unexpected",
+            http_attempts=outcome.attempts,
+        )
+    return JobResult(
+        key=job.key,
+        text=completion.text,
+        finish_reason=completion.finish_reason,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        latency_s=None if completion.latency_s is None else round(completion.latency_s, 4),
+        endpoint=completion.endpoint,
+        http_attempts=outcome.attempts,
+    )
 
 
 class LocalEngine:
@@ -318,13 +309,7 @@ class LocalEngine:
         def image_for(item_id: str) -> PreparedImage | None:
             if item_id not in prepared:
                 try:
-                    data = images(item_id)
-                    image = (
-                        PreparedImage(data, max_side=self.config.max_image_side) if data else None
-                    )
-                    if image is not None:
-                        image.size  # noqa: B018 - decode the header now: a broken image fails here
-                    prepared[item_id] = image
+                    prepared[item_id] = prepare_image(images(item_id), self.config.max_image_side)
                 except Exception as exc:  # a bad image fails this item's jobs only
                     prepared[item_id] = exc
             value = prepared[item_id]
@@ -351,8 +336,7 @@ class LocalEngine:
                 try:
                     image = image_for(job.item_id)
                 except Exception as exc:
-                    text = str(exc)
-                    message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+                    message = describe_error(exc)
                     done(
                         job,
                         JobResult(key=job.key, error=message, error_kind="image", http_attempts=0),
@@ -398,17 +382,3 @@ class LocalEngine:
             finally:
                 self._loop.close()
         self._backends.clear()
-
-
-def records_by_model(jobs: Sequence[Job]) -> dict[str, int]:
-    """Jobs per endpoint (for progress lines)."""
-    counts: dict[str, int] = defaultdict(int)
-    for job in jobs:
-        counts[job.model] += 1
-    return dict(counts)
-
-
-def describe(value: Any) -> str:
-    """``Type: message`` of an exception."""
-    text = str(value)
-    return f"{type(value).__name__}: {text}" if text else type(value).__name__

@@ -18,8 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from crystalbench.errors import InputError, UnknownNameError
-from crystalbench.inference.prompts import PROMPTS_DIR, render_options
+from crystalbench.inference.prompts import PromptTemplate, collapse_blank_lines, render_options
 from crystalbench.parsing import parse_response
 from crystalbench.types import BenchmarkItem, ParsedResponse
 
@@ -32,8 +31,9 @@ _OK_STATUSES = frozenset({"json", "json_repaired", "thinking_json"})
 
 
 @dataclass(frozen=True)
-class ReferencePrompt:
-    """A prompt template for generators or the validator, with its name and hash.
+class ReferencePrompt(PromptTemplate):
+    """A prompt template for generators or the validator, with its name and hash (those of
+    :class:`~crystalbench.inference.prompts.PromptTemplate`), rendering more placeholders.
 
     Examples:
         >>> p = ReferencePrompt("t", "Q: {question}\\n{options}\\nGold: {answer}\\n{chain}")
@@ -46,18 +46,6 @@ class ReferencePrompt:
         Gold: B
         1. It is y.
     """
-
-    name: str
-    text: str
-
-    def __post_init__(self) -> None:
-        if "{question}" not in self.text:
-            raise InputError("a prompt template needs a {question} placeholder", path=self.name)
-
-    @property
-    def hash(self) -> str:
-        """First 16 hex digits of the SHA-256 of the template text."""
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
 
     def render(self, item: BenchmarkItem, chain: list[str] | None = None) -> str:
         """The prompt for one item (and, for the validator, the chain to judge)."""
@@ -72,8 +60,7 @@ class ReferencePrompt:
             "chain": "\n".join(f"{n}. {step}" for n, step in enumerate(chain or [], start=1)),
             "source": item.source,
         }
-        text = _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.text)
-        return re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", text).strip() + "\n"
+        return collapse_blank_lines(_PLACEHOLDER.sub(lambda m: values[m.group(1)], self.text))
 
 
 def load_reference_prompt(spec: str | Path) -> ReferencePrompt:
@@ -87,19 +74,7 @@ def load_reference_prompt(spec: str | Path) -> ReferencePrompt:
         >>> load_reference_prompt("references_generate_v1").name
         'references_generate_v1'
     """
-    text_spec = str(spec)
-    if text_spec in BUILTIN_PROMPTS:
-        text = (PROMPTS_DIR / f"{text_spec}.txt").read_text(encoding="utf-8")
-        return ReferencePrompt(text_spec, text)
-    path = Path(text_spec).expanduser()
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
-        if not text.strip():
-            raise InputError("prompt file is empty", path=path)
-        return ReferencePrompt(path.name, text)
-    if path.suffix or "/" in text_spec:
-        raise InputError("prompt file not found", path=path)
-    raise UnknownNameError("prompt", text_spec, BUILTIN_PROMPTS)
+    return ReferencePrompt.load(spec, BUILTIN_PROMPTS)
 
 
 def derive_seed(

@@ -366,10 +366,7 @@ class Builder:
             "sample": sample,
             "attempt": attempt,
             "seed": seed,
-            "finish_reason": result.finish_reason,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "latency_s": result.latency_s,
+            **result.usage,
             "http_attempts": result.http_attempts,
             "endpoint": result.endpoint,
             "prompt_name": self.generate_prompt.name,
@@ -394,7 +391,9 @@ class Builder:
                 **common,
             )
         self.journals.candidates.append(record)
-        kind = f"candidates_{record.status}"
+        self._count(f"candidates_{record.status}")
+
+    def _count(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
 
     def record_verdict(self, result: JobResult) -> None:
@@ -419,10 +418,7 @@ class Builder:
             ),
             "model": self.config.validator.name,
             "chain_hash": chain_hash(steps),
-            "finish_reason": result.finish_reason,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "latency_s": result.latency_s,
+            **result.usage,
             "prompt_name": self.validate_prompt.name,
             "prompt_hash": self.validate_prompt.hash,
         }
@@ -442,8 +438,7 @@ class Builder:
                 **common,
             )
         self.journals.verdicts.append(record)
-        kind = f"verdicts_{record.status}"
-        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self._count(f"verdicts_{record.status}")
 
     def run_consensus(self, tasks: Sequence[ConsensusTask]) -> None:
         ready = [t for t in tasks if len(t.chains) >= self.config.min_chains]

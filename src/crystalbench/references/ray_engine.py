@@ -47,8 +47,8 @@ from typing import Any
 
 from crystalbench._internal.extras import require
 from crystalbench.errors import InputError
-from crystalbench.inference.backends.base import InferenceAbortedError
-from crystalbench.inference.images import PreparedImage
+from crystalbench.inference.backends.base import InferenceAbortedError, describe_error
+from crystalbench.inference.images import PreparedImage, prepare_image
 from crystalbench.inference.records import GenerationSettings
 from crystalbench.references.config import ModelEndpoint, ReferencesConfig
 from crystalbench.references.consensus import CandidateChain, ConsensusChain
@@ -157,15 +157,12 @@ class _HttpGenerate:
         try:
             if job.item_id not in images:
                 data = Path(job.image_path).read_bytes() if job.image_path else None
-                image = PreparedImage(data, max_side=self.config.max_image_side) if data else None
-                if image is not None:
-                    image.size  # noqa: B018 - a broken image fails here
-                images[job.item_id] = image
+                images[job.item_id] = prepare_image(data, self.config.max_image_side)
             image = images[job.item_id]
         except Exception as exc:
             return JobResult(
                 key=job.key,
-                error=f"{type(exc).__name__}: {exc}",
+                error=describe_error(exc),
                 error_kind="image",
                 http_attempts=0,
             )
@@ -265,19 +262,10 @@ def vllm_request(job: Job) -> dict[str, Any]:
         image = PreparedImage(Path(job.image_path).read_bytes())
         content.append({"type": "image_url", "image_url": {"url": image.data_url()}})
     content.append({"type": "text", "text": job.prompt})
-    settings = job.settings
-    params: dict[str, Any] = {
-        "temperature": settings.temperature,
-        "max_tokens": settings.max_tokens,
-    }
-    if settings.top_p is not None:
-        params["top_p"] = settings.top_p
-    if settings.seed is not None:
-        params["seed"] = settings.seed
     return {
         "key": job.key,
         "messages": [{"role": "user", "content": content}],
-        "sampling_params": params,
+        "sampling_params": job.settings.sampling(),
     }
 
 

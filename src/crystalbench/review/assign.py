@@ -309,8 +309,16 @@ def _latest_annotation(session: Any, task_id: int, user_id: int) -> Annotation |
 
 
 def _assignment_of(session: Any, task_id: int, user: User) -> Any:
+    """``(assignment id, status)`` of ``user`` on the task (locked on PostgreSQL).
+
+    Raises:
+        NotVisible: The task was never given to ``user``.
+    """
     statement = _ASSIGNMENT_OF_LOCKED if _postgres(session) else _ASSIGNMENT_OF
-    return session.execute(statement, {"task_id_": task_id, "user_id_": user.id}).first()
+    row = session.execute(statement, {"task_id_": task_id, "user_id_": user.id}).first()
+    if row is None:
+        raise NotVisible(task_id)
+    return row
 
 
 def submit_label(
@@ -328,10 +336,7 @@ def submit_label(
         NotVisible: The task was never given to ``user``.
     """
     now = now or utcnow()
-    assignment = _assignment_of(session, task_id, user)
-    if assignment is None:
-        raise NotVisible(task_id)
-    assignment_id, status_now = assignment
+    assignment_id, status_now = _assignment_of(session, task_id, user)
     row = session.execute(
         _TASK_REF_LOCKED if _postgres(session) else _TASK_REF, {"task_id_": task_id}
     ).one()
@@ -411,8 +416,6 @@ def skip_task(
     """
     now = now or utcnow()
     assignment = _assignment_of(session, task_id, user)
-    if assignment is None:
-        raise NotVisible(task_id)
     task = _ref(session.execute(_TASK_REF, {"task_id_": task_id}).one()[:4])
     if assignment[1] == "held":
         _set_assignment(session, assignment[0], status="released", finished_at=now)

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crystalbench._internal.io import InputLimits, read_csv, read_jsonl, resolve_limits
+from crystalbench._internal.io import (
+    InputLimits,
+    note_first_line,
+    read_csv,
+    read_jsonl,
+    resolve_limits,
+)
 from crystalbench.config.settings import REVIEW_ANNOTATORS_PER_CHAIN, REVIEW_ANNOTATORS_PER_PAIR
 from crystalbench.data.images import image_roots
 from crystalbench.data.loading import ITEM_SET_FILE, SAMPLE_DIR, Benchmark, load_jsonl_benchmark
@@ -289,6 +295,71 @@ def _existing_versions(session: Any, kind: str) -> dict[str, set[str]]:
     return known
 
 
+@dataclass(frozen=True)
+class _NewTask:
+    """One task an import adds, before it has a row."""
+
+    external_id: str
+    version: str
+    payload: dict[str, Any]
+    hidden: dict[str, Any]
+    gold: str | None
+
+
+def _add_tasks(
+    session: Any,
+    batch: ImportBatch,
+    kind: str,
+    quota: int,
+    new: list[tuple[Item, _NewTask]],
+    *,
+    unchanged: int,
+    actor: str,
+    audited: dict[str, Any],
+) -> ImportSummary:
+    """Add the tasks of one import after the last position of their kind (gold tasks have
+    no quota), count them on the batch and audit the import (``audited``: what it read)."""
+    session.flush()
+    position = _next_position(session, kind)
+    for row, task in new:
+        session.add(
+            Task(
+                kind=kind,
+                import_id=batch.id,
+                item_id=row.id,
+                external_id=task.external_id,
+                version=task.version,
+                position=position,
+                quota=None if task.gold else quota,
+                is_gold=task.gold is not None,
+                gold_label=task.gold,
+                n_active=0,
+                n_done=0,
+                payload=task.payload,
+                hidden=task.hidden,
+                created_at=utcnow(),
+            )
+        )
+        position += 1
+    added, gold_count = len(new), sum(task.gold is not None for _, task in new)
+    batch.n_tasks = added
+    batch.n_unchanged = unchanged
+    audit.record(
+        session,
+        "import",
+        actor=actor,
+        new={
+            "kind": kind,
+            **audited,
+            "import_id": batch.id,
+            "added": added,
+            "unchanged": unchanged,
+            "gold": gold_count,
+        },
+    )
+    return ImportSummary(kind, batch.id, added, unchanged, gold_count, audited["source"])
+
+
 def _check_annotators(annotators: int | None, default: int) -> int:
     if annotators is None:
         return default
@@ -338,52 +409,25 @@ def import_chains(
     with db.write() as session:
         known = _existing_versions(session, "chain")
         batch = _new_batch(session, "chain", source, path, roots, actor, {"annotators": quota})
-        position = _next_position(session, "chain")
-        added = unchanged = gold_count = 0
+        new: list[tuple[Item, _NewTask]] = []
+        unchanged = 0
         for item, place, version, payload, hidden, gold in prepared:
             if version in known.get(item.id, set()):
                 unchanged += 1
                 continue
             row = _item_row(batch, item, place)
             session.add(row)
-            session.flush()
-            session.add(
-                Task(
-                    kind="chain",
-                    import_id=batch.id,
-                    item_id=row.id,
-                    external_id=item.id,
-                    version=version,
-                    position=position,
-                    quota=None if gold else quota,
-                    is_gold=gold is not None,
-                    gold_label=gold,
-                    n_active=0,
-                    n_done=0,
-                    payload=payload,
-                    hidden=hidden,
-                    created_at=utcnow(),
-                )
-            )
-            position += 1
-            added += 1
-            gold_count += gold is not None
-        batch.n_tasks = added
-        batch.n_unchanged = unchanged
-        audit.record(
+            new.append((row, _NewTask(item.id, version, payload, hidden, gold)))
+        return _add_tasks(
             session,
-            "import",
+            batch,
+            "chain",
+            quota,
+            new,
+            unchanged=unchanged,
             actor=actor,
-            new={
-                "kind": "chain",
-                "source": str(source),
-                "import_id": batch.id,
-                "added": added,
-                "unchanged": unchanged,
-                "gold": gold_count,
-            },
+            audited={"source": str(source)},
         )
-        return ImportSummary("chain", batch.id, added, unchanged, gold_count, str(source))
 
 
 def read_pair_rows(
@@ -474,14 +518,7 @@ def import_pairs(
     places: dict[str, tuple[int | None, str | None]] = {}
     for line, row in rows:
         pair = parse_pair(row, source, line)
-        if pair["pair_id"] in seen:
-            raise InputError(
-                f"duplicate pair_id {pair['pair_id']!r} (first on line {seen[pair['pair_id']]})",
-                path=source,
-                line=line,
-                field="pair_id",
-            )
-        seen[pair["pair_id"]] = line
+        note_first_line(seen, pair["pair_id"], line, path=source, field="pair_id", what="pair_id")
         item = bench.get(pair["item_id"])
         if item is None:
             raise InputError(
@@ -517,10 +554,9 @@ def import_pairs(
             actor,
             {"annotators": quota, "benchmark": str(benchmark)},
         )
-        position = _next_position(session, "pair")
         item_rows: dict[str, Item] = {}
-        added = unchanged = gold_count = 0
-        new_pairs = []
+        new: list[tuple[Item, _NewTask]] = []
+        unchanged = 0
         for _line, pair in pairs:
             if pair["version"] in known.get(pair["pair_id"], set()):
                 unchanged += 1
@@ -531,48 +567,19 @@ def import_pairs(
                 assert item is not None
                 item_rows[key] = _item_row(batch, item, places[key])
                 session.add(item_rows[key])
-            new_pairs.append(pair)
-        session.flush()
-        for pair in new_pairs:
-            gold = pair["gold"]
-            session.add(
-                Task(
-                    kind="pair",
-                    import_id=batch.id,
-                    item_id=item_rows[pair["item_id"]].id,
-                    external_id=pair["pair_id"],
-                    version=pair["version"],
-                    position=position,
-                    quota=None if gold else quota,
-                    is_gold=gold is not None,
-                    gold_label=gold,
-                    n_active=0,
-                    n_done=0,
-                    payload={"pred_step": pair["pred_step"], "ref_step": pair["ref_step"]},
-                    hidden=pair["hidden"],
-                    created_at=utcnow(),
-                )
-            )
-            position += 1
-            added += 1
-            gold_count += gold is not None
-        batch.n_tasks = added
-        batch.n_unchanged = unchanged
-        audit.record(
+            payload = {"pred_step": pair["pred_step"], "ref_step": pair["ref_step"]}
+            task = _NewTask(pair["pair_id"], pair["version"], payload, pair["hidden"], pair["gold"])
+            new.append((item_rows[key], task))
+        return _add_tasks(
             session,
-            "import",
+            batch,
+            "pair",
+            quota,
+            new,
+            unchanged=unchanged,
             actor=actor,
-            new={
-                "kind": "pair",
-                "source": str(source),
-                "benchmark": str(bench_path),
-                "import_id": batch.id,
-                "added": added,
-                "unchanged": unchanged,
-                "gold": gold_count,
-            },
+            audited={"source": str(source), "benchmark": str(bench_path)},
         )
-        return ImportSummary("pair", batch.id, added, unchanged, gold_count, str(source))
 
 
 def import_path(

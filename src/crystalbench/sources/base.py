@@ -170,6 +170,13 @@ class SourceAdapter(ABC):
         """Look at the built items as a whole (e.g. MMVP's incomplete pairs); add notes."""
         del items
 
+    def multiple_choice(self, options: list[str], position: int, metadata: dict[str, Any]) -> str:
+        """The gold letter of option ``position`` (checked by the caller), its text kept in
+        ``metadata["answer_text"]`` and the item counted as ``multiple_choice``."""
+        metadata["answer_text"] = options[position]
+        self.count("multiple_choice")
+        return letter(position)
+
     def count(self, key: str, by: int = 1) -> None:
         """Add to one of this build's convention counters."""
         self.counters[key] = self.counters.get(key, 0) + by

@@ -30,7 +30,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from crystalbench._internal.io import AtomicJsonlWriter, atomic_write_json, read_jsonl
+from crystalbench._internal.io import (
+    AtomicJsonlWriter,
+    atomic_write_json,
+    note_first_line,
+    read_jsonl,
+    sync_folder,
+)
 from crystalbench.data.loading import Benchmark
 from crystalbench.errors import InputError
 from crystalbench.sources.base import BUILD_NAME, IMAGES_DIR, ITEMS_NAME, MANIFEST_NAME
@@ -218,14 +224,14 @@ class ItemSetWriter:
         manifest = {**(manifest_meta or {}), "ids": list(manifest_ids)}
         atomic_write_json(self.tmp / MANIFEST_NAME, manifest)
         atomic_write_json(self.tmp / BUILD_NAME, value)
-        _fsync_dir(self.tmp / IMAGES_DIR)
-        _fsync_dir(self.tmp)
+        sync_folder(self.tmp / IMAGES_DIR)
+        sync_folder(self.tmp)
         old: Path | None = None
         if self.out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.out.parent))
             os.replace(self.out, old / self.out.name)
         os.replace(self.tmp, self.out)
-        _fsync_dir(self.out.parent)
+        sync_folder(self.out.parent)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
         self._done = True
@@ -248,19 +254,6 @@ class ItemSetWriter:
         traceback: TracebackType | None,
     ) -> None:
         self.abort()
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,14 +308,7 @@ def read_item_set(path: str | Path) -> ItemSet:
             raise InputError(
                 first.get("msg", "invalid value"), path=items_file, line=number, field=where
             ) from None
-        if item.id in seen:
-            raise InputError(
-                f"duplicate item id {item.id!r} (first on line {seen[item.id]})",
-                path=items_file,
-                line=number,
-                field="id",
-            )
-        seen[item.id] = number
+        note_first_line(seen, item.id, number, path=items_file, field="id", what="item id")
         if item.image is not None:
             relative = Path(item.image)
             target = (base / relative).resolve()

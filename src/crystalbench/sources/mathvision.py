@@ -83,10 +83,8 @@ class MathVision(SourceAdapter):
                     f"got {answer!r}",
                     "answer",
                 )
-            answer = letter(position)
+            answer = self.multiple_choice(options, position, metadata)
             answer_type = "multiple_choice"
-            metadata["answer_text"] = options[position]
-            self.count("multiple_choice")
         else:
             answer_type = gold_answer_type(answer)
             metadata["answer_type_from"] = "gold"

@@ -39,8 +39,8 @@ from crystalbench.sources.base import (
     register,
     text_field,
 )
-from crystalbench.sources.reading import RecordRows
-from crystalbench.sources.rows import RowRef, RowSource, UpstreamRow
+from crystalbench.sources.reading import json_rows
+from crystalbench.sources.rows import RowSource, UpstreamRow
 from crystalbench.types import AnswerType
 
 PNG_FOLDER = "png"
@@ -121,15 +121,7 @@ class PlotQA(SourceAdapter):
         if not png.is_dir():
             raise InputError(f"no '{PNG_FOLDER}' folder beside {qa_file.name}", path=png)
         self._png = png
-        pairs = load_qa_pairs(qa_file)
-        for position, entry in enumerate(pairs):
-            if not isinstance(entry, dict):
-                raise InputError(
-                    f"QA pair {position} is {type(entry).__name__}, expected an object",
-                    path=f"{qa_file} row {position}",
-                )
-        where = str(qa_file)
-        return RecordRows("json", [where, str(png)], pairs, lambda i: RowRef(where, i))
+        return json_rows(qa_file, load_qa_pairs(qa_file), png, "QA pair")
 
     def upstream_id(self, row: UpstreamRow, split: str) -> str:
         """``SPLIT-POSITION`` in the ``qa_pairs`` list."""

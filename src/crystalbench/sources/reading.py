@@ -233,3 +233,23 @@ def open_hub(
     loaded = load_hub(hub_id, split, config=config, revision=revision)
     name = f"{hub_id}" + (f" ({config})" if config else "") + f" split {split}"
     return DatasetRows(loaded, name=name, kind="hub", image_columns=image_columns, files=[hub_id])
+
+
+def json_rows(
+    json_file: Path, entries: Sequence[Any], images: Path, what: str = "entry"
+) -> RecordRows:
+    """The entries of a JSON list file as rows (records ``row N`` of ``json_file``); the
+    images live in ``images``.
+
+    Raises:
+        InputError: An entry is not an object (names the file and row; ``what``: what an
+            entry is called in the message).
+    """
+    for position, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise InputError(
+                f"{what} {position} is {type(entry).__name__}, expected an object",
+                path=f"{json_file} row {position}",
+            )
+    where = str(json_file)
+    return RecordRows("json", [where, str(images)], entries, lambda i: RowRef(where, i))

@@ -146,10 +146,8 @@ class RealWorldQA(SourceAdapter):
                     f"{gold!r} names none of them",
                     "answer",
                 )
-            answer = letter(position)
+            answer = self.multiple_choice(options, position, metadata)
             answer_type = "multiple_choice"
-            metadata["answer_text"] = options[position]
-            self.count("multiple_choice")
         else:
             answer = gold
             answer_type = gold_answer_type(gold)

@@ -45,8 +45,8 @@ from crystalbench.sources.base import (
     text_field,
     upstream_text,
 )
-from crystalbench.sources.reading import RecordRows
-from crystalbench.sources.rows import RowRef, RowSource, UpstreamRow
+from crystalbench.sources.reading import json_rows
+from crystalbench.sources.rows import RowSource, UpstreamRow
 
 JSON_NAMES = {"train": "train", "validation": "val", "val": "val", "test": "test"}
 """Split name -> the name in ``TextVQA_0.5.1_{name}.json``."""
@@ -137,14 +137,7 @@ class TextVQA(SourceAdapter):
         data = value.get("data") if isinstance(value, dict) else None
         if not isinstance(data, list):
             raise InputError("expected an object with a 'data' list", path=json_file)
-        for position, entry in enumerate(data):
-            if not isinstance(entry, dict):
-                raise InputError(
-                    f"entry {position} is {type(entry).__name__}, expected an object",
-                    path=f"{json_file} row {position}",
-                )
-        where = str(json_file)
-        return RecordRows("json", [where, str(images)], data, lambda i: RowRef(where, i))
+        return json_rows(json_file, data, images)
 
     def upstream_id(self, row: UpstreamRow, split: str) -> str:
         """The ``question_id``."""

@@ -96,6 +96,18 @@ class BackendError(Exception):
         return f"{self.kind}: {status}{self.message}{where}"
 
 
+def describe_error(exc: BaseException) -> str:
+    """``Type: message`` of an exception (the type alone when it has no message), as error
+    records write it.
+
+    Examples:
+        >>> describe_error(ValueError("bad pixel")), describe_error(MemoryError())
+        ('ValueError: bad pixel', 'MemoryError')
+    """
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 class InferenceAbortedError(CrystalbenchError):
     """The run stopped because every request would fail (bad key, unknown model...)."""
 

@@ -28,7 +28,7 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from crystalbench._internal.openai_client import (
@@ -436,17 +436,11 @@ class OpenAIChatBackend:
             )
             content.append({"type": "image_url", "image_url": {"url": url}})
         content.append({"type": "text", "text": request.prompt})
-        settings = request.settings
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": content}],
-            "temperature": settings.temperature,
-            self.token_parameter: settings.max_tokens,
+            **request.settings.sampling(self.token_parameter),
         }
-        if settings.top_p is not None:
-            body["top_p"] = settings.top_p
-        if settings.seed is not None:
-            body["seed"] = settings.seed
         body.update(self.extra_body)
         return body
 
@@ -533,14 +527,8 @@ class OpenAIChatBackend:
                 self.token_parameter = "max_completion_tokens"
                 return await self.complete(request)
             raise error
-        return Completion(
-            text=completion.text,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-            finish_reason=completion.finish_reason,
-            reasoning=completion.reasoning,
-            endpoint=replica.base_url,
-            latency_s=time.perf_counter() - started,
+        return replace(
+            completion, endpoint=replica.base_url, latency_s=time.perf_counter() - started
         )
 
     # ------------------------------------------------------------------ preflight

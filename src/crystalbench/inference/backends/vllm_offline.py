@@ -95,16 +95,7 @@ class VLLMOfflineBackend:
 
     def sampling_params(self, request: GenerationRequest) -> Any:
         """``vllm.SamplingParams`` for a request's settings."""
-        settings = request.settings
-        kwargs: dict[str, Any] = {
-            "temperature": settings.temperature,
-            "max_tokens": settings.max_tokens,
-        }
-        if settings.top_p is not None:
-            kwargs["top_p"] = settings.top_p
-        if settings.seed is not None:
-            kwargs["seed"] = settings.seed
-        return self._vllm.SamplingParams(**kwargs)
+        return self._vllm.SamplingParams(**request.settings.sampling())
 
     @staticmethod
     def conversation(request: GenerationRequest) -> list[dict[str, Any]]:
