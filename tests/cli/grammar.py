@@ -141,8 +141,8 @@ MEANINGS: dict[str, str] = {
     "--hub-config": "the hub configuration",
     "--corrections": "apply the packaged ground-truth corrections",
     "--no-corrections": "apply the packaged ground-truth corrections",
-    "--overwrite": "replace what --out holds (an item set, other runs' results)",
-    "--no-overwrite": "replace what --out holds (an item set, other runs' results)",
+    "--overwrite": "replace what --out holds (an item set, other runs' results, a draw)",
+    "--no-overwrite": "replace what --out holds (an item set, other runs' results, a draw)",
     "--max-hamming": "dHash bits two images may differ by and count as one",
     "--show": "how many entries to list",
     # --- servers (serve-rewards, review serve) --------------------------------------------------

@@ -103,7 +103,7 @@ def test_quiet_prints_nothing_but_errors(tmp_path, monkeypatch):
     loud = runner.invoke(app, draw)
     assert loud.exit_code == 0, loud.output
     assert "wrote" in loud.stdout
-    quiet = runner.invoke(app, [*draw, "-q"])
+    quiet = runner.invoke(app, [*draw, "--overwrite", "-q"])
     assert quiet.exit_code == 0, quiet.output
     assert quiet.stdout == ""
     assert (tmp_path / "pairs.jsonl").exists()

@@ -95,8 +95,8 @@ def test_load_benchmark_refuses_a_mistyped_folder_before_the_hub(checkout, no_hu
     "argv",
     [
         ["data", "build", "mmvp", "--from", "src/MMVPX", "-o", "out"],
-        ["data", "stats", "src/MMVPX"],
-        ["data", "stats", "./items/items.jsonl"],
+        ["data", "stats", "-b", "src/MMVPX"],
+        ["data", "stats", "-b", "./items/items.jsonl"],
         ["references", "build", "--items", "src/MMVPX", "-o", "refs", "--no-validator",
          "-g", "a=http://127.0.0.1:9/v1", "-g", "b=http://127.0.0.1:9/v1"],
         ["score", "-b", "src/MMVPX", "-p", str(SAMPLE_DIR / "predictions" / "terse-precise.jsonl"),

@@ -308,7 +308,17 @@ CORE_COMMANDS = [
         "openai",
     ),
     (
-        ["infer", "-b", "sample", "--backend", "transformers", "--model", "m", "-o", "i.jsonl"],
+        [
+            "infer",
+            "-b",
+            "sample",
+            "--model-backend",
+            "transformers",
+            "--model",
+            "m",
+            "-o",
+            "i.jsonl",
+        ],
         "transformers",
     ),
 ]

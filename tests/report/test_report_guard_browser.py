@@ -86,7 +86,7 @@ def test_the_item_view_shows_each_veto_with_its_reason_and_spans(browser, tmp_pa
     page.select_option("#f-status", "vetoed")
     assert page.locator("#items tbody button.open").all_inner_texts() == ["copied"]
     assert (
-        "2 pairs vetoed in 1 items (number 1, negation 1)" in page.locator("#guard-0").inner_text()
+        "2 pairs vetoed in 1 item (number 1, negation 1)" in page.locator("#guard-0").inner_text()
     )
     assert errors == [], errors
     page.close()

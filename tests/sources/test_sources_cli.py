@@ -57,7 +57,9 @@ def test_build_then_stats_then_merge(tmp_path):
     assert result.exit_code == 0, result.output
     assert "merged: 6 items" in result.output
     stats_file = tmp_path / "stats.json"
-    result = runner.invoke(app, ["data", "stats", str(tmp_path / "c"), "--out", str(stats_file)])
+    result = runner.invoke(
+        app, ["data", "stats", "-b", str(tmp_path / "c"), "--out", str(stats_file)]
+    )
     assert result.exit_code == 0, result.output
     assert "6 items" in result.output
     assert "reference steps: none yet" in result.output
@@ -65,7 +67,7 @@ def test_build_then_stats_then_merge(tmp_path):
 
 
 def test_stats_of_the_sample_prints_steps_and_tiers():
-    result = runner.invoke(app, ["data", "stats", "sample"])
+    result = runner.invoke(app, ["data", "stats", "-b", "sample"])
     assert result.exit_code == 0, result.output
     assert "reference steps per item (40 items with references" in result.output
     assert "difficulty: easy" in result.output
@@ -111,10 +113,10 @@ def test_training_pool_is_checked_for_leakage(tmp_path):
     for out in (pool, same):
         result = runner.invoke(app, [*command, "--split", "train", "--out", str(out)])
         assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["data", "check-leakage", str(pool), "sample"])
+    result = runner.invoke(app, ["data", "check-leakage", str(pool), "-b", "sample"])
     assert result.exit_code == 0, result.output
     assert "3 training items checked against 40 benchmark items" in result.output
-    result = runner.invoke(app, ["data", "check-leakage", str(pool), str(same)])
+    result = runner.invoke(app, ["data", "check-leakage", str(pool), "-b", str(same)])
     assert result.exit_code == 1, result.output
     assert "leaks: 3" in result.output
 

@@ -229,7 +229,7 @@ def test_check_leakage_cli_exit_codes(tmp_path):
 
     runner = CliRunner()
     clean = write_pool(tmp_path / "clean")
-    result = runner.invoke(app, ["data", "check-leakage", str(clean), "sample"])
+    result = runner.invoke(app, ["data", "check-leakage", str(clean), "-b", "sample"])
     assert result.exit_code == 0, result.output
     assert "clean" in result.output
 
@@ -244,6 +244,7 @@ def test_check_leakage_cli_exit_codes(tmp_path):
             "data",
             "check-leakage",
             str(sample_copy / "benchmark.jsonl"),
+            "-b",
             "sample",
             "--out",
             str(out),
@@ -253,6 +254,6 @@ def test_check_leakage_cli_exit_codes(tmp_path):
     report = json.loads(out.read_text())
     assert len(report["leaks"]) == 40
     result = runner.invoke(
-        app, ["data", "check-leakage", str(tmp_path / "missing.jsonl"), "sample"]
+        app, ["data", "check-leakage", str(tmp_path / "missing.jsonl"), "-b", "sample"]
     )
     assert result.exit_code == 2

@@ -224,6 +224,25 @@ def test_sample_then_label_then_agreement_on_the_command_line(tmp_path, cache_di
         ],
     )
     assert result.exit_code == 0, result.output
+    drawn = (tmp_path / "pairs.jsonl").read_bytes()
+    draw = [
+        "validate", "sample-pairs", str(tmp_path / "runs" / "careful"), "--per-band", "2",
+        "--seed", "5", "--out", str(tmp_path / "pairs.jsonl"),
+    ]  # fmt: skip
+    result = runner.invoke(app, draw)  # a second draw would orphan the labels of the first
+    assert result.exit_code == 2, result.output
+    assert "earlier draw" in result.output
+    assert "--overwrite" in result.output
+    assert (tmp_path / "pairs.jsonl").read_bytes() == drawn
+    result = runner.invoke(app, [*draw, "--overwrite"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "pairs.jsonl").read_bytes() != drawn
+    result = runner.invoke(  # the first draw again, for the labels below
+        app, [*draw[:3], str(tmp_path / "runs" / "terse"), "--per-band", "4", "--out",
+              str(tmp_path / "pairs.jsonl"), "--overwrite"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "pairs.jsonl").read_bytes() == drawn
     with (tmp_path / "pairs.blind.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     cosine = {p.pair_id: p.cosine for p in read_pairs(tmp_path / "pairs.jsonl")}

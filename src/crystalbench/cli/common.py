@@ -298,9 +298,10 @@ def guard_line(summary: Any, name: str | None = None) -> str | None:
 def print_warnings(summary: Any, name: str | None = None) -> None:
     """A run's warnings (``summary.warnings``: most items without a prediction...), one
     ``warning:`` line each on stderr; printed under ``--quiet`` too (the numbers mislead)."""
+    prefix = f"{name}: " if name else ""
     for warning in getattr(summary, "warnings", None) or ():
         err_console.print(
-            "[bold yellow]warning:[/] " + escape((f"{name}: " if name else "") + warning),
+            "[bold yellow]warning:[/] " + escape(prefix + warning),
             highlight=False,
             soft_wrap=True,
         )

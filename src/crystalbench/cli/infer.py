@@ -432,6 +432,28 @@ def infer(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
+def _print_run(done: Any, config: RunConfig, out: Path) -> None:
+    """A finished run on the terminal: its leaderboard row, the encoder's counts, the guard,
+    verifier and extraction lines and the files written."""
+    title = f"CRYSTAL scores ({config.model})"
+    console.print(leaderboard_table([(config.model, done.scores.summary)], title=title))
+    stats = done.scores.encode_stats
+    console.print(
+        f"encoder {config.scoring.encoder}: {plural(stats.encoded, 'step')} encoded, "
+        f"{stats.cache_hits} from the cache",
+        highlight=False,
+    )
+    guarded = guard_line(done.scores.summary)
+    if guarded is not None:
+        console.print(guarded, highlight=False, markup=False)
+    from crystalbench.cli.verifier import extraction_line, verifier_line
+
+    for line in (verifier_line(done.scores.summary), extraction_line(done.scores.summary)):
+        if line is not None:
+            console.print(line, highlight=False, markup=False)
+    console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
+
+
 @handle_errors
 @configured(
     RunConfig,
@@ -467,23 +489,7 @@ def run(
         )
     except KeyboardInterrupt:
         raise _interrupted(out / PREDICTIONS_FILE) from None
-    title = f"CRYSTAL scores ({config.model})"
-    console.print(leaderboard_table([(config.model, done.scores.summary)], title=title))
-    stats = done.scores.encode_stats
-    console.print(
-        f"encoder {config.scoring.encoder}: {plural(stats.encoded, 'step')} encoded, "
-        f"{stats.cache_hits} from the cache",
-        highlight=False,
-    )
-    guarded = guard_line(done.scores.summary)
-    if guarded is not None:
-        console.print(guarded, highlight=False, markup=False)
-    from crystalbench.cli.verifier import extraction_line, verifier_line
-
-    for line in (verifier_line(done.scores.summary), extraction_line(done.scores.summary)):
-        if line is not None:
-            console.print(line, highlight=False, markup=False)
-    console.print(f"wrote {', '.join(done.files)} in {out}", highlight=False)
+    _print_run(done, config, out)
     print_warnings(done.scores.summary)
     track_folders([out], tracker, tracker_project, command="crystal run", quiet=quiet)
     if done.inference.n_pending:

@@ -200,6 +200,14 @@ def sample_pairs(
     ],
     config: SamplePairsConfig,
     quiet: Quiet = False,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite/--no-overwrite",
+            help="Replace an earlier draw at --out (refused without it: labels may refer to "
+            "its pair ids)",
+        ),
+    ] = False,
 ) -> None:
     """Draw step pairs from scored runs, stratified by cosine band, for people to label.
 
@@ -209,7 +217,7 @@ def sample_pairs(
     """
     from crystalbench.validation.jobs import draw_pairs
 
-    done = draw_pairs(config, out)
+    done = draw_pairs(config, out, overwrite=overwrite)
     _print_draw(done, config.per_band)
     paths = done.paths
     console.print(

@@ -43,7 +43,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from crystalbench._internal.io import atomic_write_json, read_json_file
+from crystalbench._internal.io import atomic_write_json, read_json_file, sync_folder
 from crystalbench._internal.paths import outermost_missing, remove_empty_folders
 from crystalbench.errors import InputError
 from crystalbench.types import ItemResult, RunSummary
@@ -115,20 +115,6 @@ def _unlock(handle: IO[bytes]) -> None:
     handle.close()
 
 
-def _sync_folder(folder: Path) -> None:
-    """Make the renames in ``folder`` durable (POSIX; a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _committed_run_id(folder: Path) -> str | None:
     """The ``run_id`` recorded in the folder's ``summary.json`` (``None`` if unreadable)."""
     try:
@@ -159,7 +145,7 @@ def _finish_or_clean(folder: Path) -> list[str]:
             path.unlink(missing_ok=True)
             done.append(path.name)
     if done:
-        _sync_folder(folder)
+        sync_folder(folder)
     return done
 
 
@@ -177,7 +163,7 @@ def _finish_commit(folder: Path, run_id: str) -> None:
         if pending.is_file() and _committed_run_id(folder) == run_id:
             with contextlib.suppress(OSError):
                 os.replace(pending, folder / EXAMPLES_FILE)
-                _sync_folder(folder)
+                sync_folder(folder)
     finally:
         _unlock(lock)
 
@@ -260,7 +246,7 @@ class ResultsWriter:
             atomic_write_json(self.folder / SUMMARY_FILE, written.model_dump(mode="json"))
             self._committed = True
             os.replace(self.pending, self.folder / EXAMPLES_FILE)
-            _sync_folder(self.folder)
+            sync_folder(self.folder)
         except BaseException:
             if self._committed:
                 self._release()

@@ -12,7 +12,7 @@ Items that share only an image (a different question about the same picture) or 
 question (a generic question about another picture) are counted and listed, not flagged:
 MMVP-style pairs reuse images and "How many objects are there?" recurs across datasets.
 
-``crystal data check-leakage TRAIN BENCHMARK`` prints the report and exits with 1 when a
+``crystal data check-leakage TRAIN -b BENCHMARK`` prints the report and exits with 1 when a
 training item leaks; ``crystal train`` runs the same check before it starts and refuses to
 train on a leak unless the config says otherwise (``data.leakage.on_leak``).
 """

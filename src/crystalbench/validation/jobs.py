@@ -224,18 +224,22 @@ class PairsDrawn:
     """``jsonl``, ``csv``, ``blind_csv``, ``sampling``: the files written."""
 
 
-def draw_pairs(config: SamplePairsConfig, out: str | Path) -> PairsDrawn:
+def draw_pairs(
+    config: SamplePairsConfig, out: str | Path, *, overwrite: bool = False
+) -> PairsDrawn:
     """Draw step pairs from scored runs, stratified by cosine band, and write them beside
     ``out`` (the pairs JSONL; ``.csv``, ``.blind.csv`` and ``.sampling.json`` next to it).
 
     Raises:
-        InputError: A results folder cannot be read, no item has steps to pair, or the
-            cached embeddings do not reproduce a run's cosines.
+        InputError: ``out`` holds an earlier draw and ``overwrite`` is off, a results folder
+            cannot be read, no item has steps to pair, or the cached embeddings do not
+            reproduce a run's cosines.
     """
     from crystalbench.encoders import EmbeddingStore
     from crystalbench.report.loading import load_runs
-    from crystalbench.validation.pairs import sample_pairs, write_pairs
+    from crystalbench.validation.pairs import check_pairs_out, sample_pairs, write_pairs
 
+    check_pairs_out(out, overwrite=overwrite)
     runs = load_runs(config.results)
     sample = sample_pairs(
         runs,

@@ -493,6 +493,42 @@ def _csv_text(columns: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> str:
     return buffer.getvalue()
 
 
+def pairs_paths(out: str | Path) -> dict[str, Path]:
+    """The files :func:`write_pairs` writes for ``out``, by kind (``jsonl``, ``csv``,
+    ``blind_csv``, ``sampling``).
+
+    Raises:
+        InputError: ``out`` names a CSV file (it names the JSONL; the CSVs go beside it).
+    """
+    path = Path(out)
+    if path.suffix.lower() == ".csv":
+        raise InputError(
+            "--out names the JSONL file (the CSV files are written beside it)", field="out"
+        )
+    stem = path.with_suffix("") if path.suffix else path
+    return {
+        "jsonl": path,
+        "csv": stem.with_name(stem.name + ".csv"),
+        "blind_csv": stem.with_name(stem.name + ".blind.csv"),
+        "sampling": stem.with_name(stem.name + ".sampling.json"),
+    }
+
+
+def check_pairs_out(out: str | Path, *, overwrite: bool = False) -> None:
+    """Refuse to draw over an earlier draw: labels may already refer to its pair ids.
+
+    Raises:
+        InputError: One of the files for ``out`` exists and ``overwrite`` is off.
+    """
+    there = [p for p in pairs_paths(out).values() if p.exists()]
+    if there and not overwrite:
+        raise InputError(
+            f"{there[0]} holds an earlier draw of pairs (labels may refer to its pair ids); "
+            "choose another --out, or pass --overwrite to replace it and the files beside it",
+            field="out",
+        )
+
+
 def write_pairs(sample: PairSample, out: str | Path) -> dict[str, Path]:
     """Write ``out`` (JSONL), ``.csv`` and ``.blind.csv`` beside it, and ``.sampling.json``.
 
@@ -500,15 +536,7 @@ def write_pairs(sample: PairSample, out: str | Path) -> dict[str, Path]:
         The paths written, by kind (``jsonl``, ``csv``, ``blind_csv``, ``sampling``).
     """
     path = Path(out)
-    if path.suffix.lower() == ".csv":
-        raise InputError("--out names the JSONL file (the CSV files are written beside it)")
-    stem = path.with_suffix("") if path.suffix else path
-    paths = {
-        "jsonl": path,
-        "csv": stem.with_name(stem.name + ".csv"),
-        "blind_csv": stem.with_name(stem.name + ".blind.csv"),
-        "sampling": stem.with_name(stem.name + ".sampling.json"),
-    }
+    paths = pairs_paths(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [pair.model_dump_json(exclude_none=True) for pair in sample.pairs]
     atomic_write_text(paths["jsonl"], "".join(line + "\n" for line in lines))
