@@ -80,3 +80,79 @@ def test_a_real_sigint_exits_130_without_a_traceback(tmp_path):
     assert child.returncode == 130, err
     assert "Traceback" not in err
     assert err.strip().startswith("interrupted: no results were written to")
+
+
+SETS = ["terse-precise", "verbose-recall", "scrambled-order"]
+
+
+def _set_args(out: object) -> list[str]:
+    args = ["score", "-b", "sample", "-o", str(out), "--encoder", "hash", "--no-progress"]
+    for name in SETS:
+        args += ["-p", f"{name}={SAMPLE_DIR / 'predictions' / f'{name}.jsonl'}"]
+    return args
+
+
+def _leftovers(root: object) -> list[str]:
+    from pathlib import Path
+
+    base = Path(str(root))
+    return sorted(str(p.relative_to(base)) for p in base.rglob("*"))
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new-folder", "empty-folder"])
+def test_ctrl_c_while_several_sets_score_leaves_no_lock_nor_folders(
+    tmp_path, monkeypatch, existing
+):
+    """Issue 30: Ctrl-C after every set's writer is open (their folders and lock files
+    exist) leaves OUT as it was: gone when the run made it, empty when it was there."""
+    from crystalbench.scoring.engine import ScoringEngine
+
+    def interrupt_while_scoring(self: object, *args: object, **kwargs: object) -> object:
+        assert len(list((tmp_path / "out").rglob(".crystalbench.lock"))) == len(SETS)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ScoringEngine, "iter_scored", interrupt_while_scoring)
+    out = tmp_path / "out"
+    if existing:
+        out.mkdir()
+    result = runner.invoke(app, [*_set_args(out), "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 130, result.output
+    assert out.exists() == existing, _leftovers(tmp_path)
+    if existing:
+        assert _leftovers(out) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_a_real_sigint_while_several_sets_score_leaves_nothing(tmp_path):
+    code = (
+        "import sys, time\n"
+        "from crystalbench.scoring.engine import ScoringEngine\n"
+        "real = ScoringEngine.iter_scored\n"
+        "def slow(self, *a, **k):\n"
+        "    print('scoring', file=sys.stderr, flush=True)\n"
+        "    time.sleep(30)\n"
+        "    return real(self, *a, **k)\n"
+        "ScoringEngine.iter_scored = slow\n"
+        "from crystalbench.cli.entry import main\n"
+        "sys.argv = ['crystal', *sys.argv[1:]]\n"
+        "sys.exit(main())\n"
+    )
+    env = {**os.environ, "CRYSTALBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    out = tmp_path / "runs" / "o"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, *_set_args(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    deadline = time.monotonic() + 60
+    while "scoring" not in child.stderr.readline():
+        assert time.monotonic() < deadline
+    assert len(list(out.rglob(".crystalbench.lock"))) == len(SETS)  # the writers are open
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "runs").exists(), _leftovers(tmp_path / "runs")

@@ -269,3 +269,26 @@ def test_a_corrupted_copy_of_the_mpnet_weights_is_refused(mpnet_cache, tmp_path)
     with pytest.raises(DigestMismatchError, match=r"refused: .*model\.safetensors has sha256"):
         verify_folder(copy, MPNET, full=False)  # its size is right, its time is not: hashed
     verify_folder(folder, MPNET, full=False)  # the original is untouched
+
+
+def test_the_parts_unpack_into_the_cache_folder_the_encoder_is_given(tmp_path, monkeypatch):
+    """Issue 32: ``--cache-dir`` (``load_encoder(cache_dir=...)``) is where a packaged model
+    is unpacked, on the torch and the ONNX paths, not the default cache folder."""
+    from crystalbench.encoders import packaged_models
+    from crystalbench.encoders.onnx_backend import OnnxEncoder
+
+    parts = _split_zip(tmp_path / "parts")
+    model = _model()
+    monkeypatch.setitem(packaged_models.PACKAGED_MODELS, model.name, model)
+    monkeypatch.setattr(packaged_models, "part_files", lambda wanted: parts)
+    default = tmp_path / "default-cache"
+    monkeypatch.setenv("CRYSTALBENCH_CACHE_DIR", str(default))
+    given = tmp_path / "given-cache"
+    encoder = load_encoder(model.name, backend="torch", device="cpu", cache_dir=given)
+    assert encoder.identity.startswith("st:tiny-offline:")  # resolves (and unpacks) the folder
+    folder = given / "models" / model.folder_name
+    assert (folder / "model.safetensors").read_bytes() == FILES["model.safetensors"]
+    assert not default.exists()
+    onnx = OnnxEncoder(model.name, cache_dir=tmp_path / "onnx-cache")
+    assert onnx._model_folder() == tmp_path / "onnx-cache" / "models" / model.folder_name
+    assert not default.exists()

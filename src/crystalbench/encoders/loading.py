@@ -60,7 +60,12 @@ def load_single_encoder(
         from crystalbench.encoders.sentence import SentenceTransformerEncoder
 
         return SentenceTransformerEncoder(
-            name, device=device, dtype=dtype, batch_size=batch_size, threads=threads
+            name,
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            threads=threads,
+            cache_dir=cache_dir,
         )
 
     if backend == "auto":

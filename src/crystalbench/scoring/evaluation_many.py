@@ -383,7 +383,9 @@ def evaluate_many(
         engine.timings["load"] = time.perf_counter() - began
         results = engine.run(engine.subset(benchmark), sets, chunk_items=chunk_items)
     finally:
-        for one in sets:  # a no-op after the commit; otherwise keeps the previous pair
+        # A no-op after the commit; otherwise keeps the previous pair. Last opened first,
+        # so the folders a failed or interrupted run made (OUT among them) all go.
+        for one in reversed(sets):
             if one.writer is not None:
                 one.writer.abort()
     engine.finish_timings(began)
