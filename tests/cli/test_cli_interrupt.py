@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -21,6 +22,24 @@ PREDICTIONS = SAMPLE_DIR / "predictions" / "terse-precise.jsonl"
 
 def _interrupt(*_: object, **__: object) -> None:
     raise KeyboardInterrupt
+
+
+def _started(code: str, args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
+    """``code`` run as ``crystal ARGS`` in a child process, returned once it says "scoring"."""
+    env = {**os.environ, "CRYSTALBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    child = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    deadline = time.monotonic() + 60
+    while "scoring" not in child.stderr.readline():
+        assert child.poll() is None, "the child ended before scoring"
+        assert time.monotonic() < deadline
+    return child
 
 
 @pytest.mark.parametrize(
@@ -62,19 +81,8 @@ def test_a_real_sigint_exits_130_without_a_traceback(tmp_path):
         "sys.argv = ['crystal', *sys.argv[1:]]\n"
         "sys.exit(main())\n"
     )
-    env = {**os.environ, "CRYSTALBENCH_CACHE_DIR": str(tmp_path / "cache")}
     args = ["score", "-b", "sample", "-p", str(PREDICTIONS), "-o", str(tmp_path / "o")]
-    child = subprocess.Popen(
-        [sys.executable, "-c", code, *args, "--encoder", "hash", "--no-progress"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stderr is not None
-    deadline = time.monotonic() + 60
-    while "scoring" not in child.stderr.readline():
-        assert time.monotonic() < deadline
+    child = _started(code, [*args, "--encoder", "hash", "--no-progress"], tmp_path)
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     assert child.returncode == 130, err
@@ -137,19 +145,8 @@ def test_a_real_sigint_while_several_sets_score_leaves_nothing(tmp_path):
         "sys.argv = ['crystal', *sys.argv[1:]]\n"
         "sys.exit(main())\n"
     )
-    env = {**os.environ, "CRYSTALBENCH_CACHE_DIR": str(tmp_path / "cache")}
     out = tmp_path / "runs" / "o"
-    child = subprocess.Popen(
-        [sys.executable, "-c", code, *_set_args(out)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stderr is not None
-    deadline = time.monotonic() + 60
-    while "scoring" not in child.stderr.readline():
-        assert time.monotonic() < deadline
+    child = _started(code, _set_args(out), tmp_path)
     assert len(list(out.rglob(".crystalbench.lock"))) == len(SETS)  # the writers are open
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
